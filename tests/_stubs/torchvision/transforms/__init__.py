@@ -1,0 +1,1 @@
+"""Test-only import stub (see the package docstring)."""
