@@ -1,0 +1,11 @@
+"""DyPE + SEGA for ComfyUI: ultra-high-resolution sampling for RoPE diffusion transformers (Flux.1, Qwen-Image).
+
+ComfyUI loads this package and calls ``comfy_entrypoint``. Importing the package itself does not import ComfyUI, so
+the pure-torch parts (``rope``, ``spectral``) and the command line (``python -m <pack>``) work without it.
+"""
+
+
+async def comfy_entrypoint():
+    from .nodes.extension import DyPESEGAExtension
+
+    return DyPESEGAExtension()

@@ -1,0 +1,60 @@
+"""The patch configuration a clone carries in ``model_options["transformer_options"][CONFIG_KEY]``.
+
+Why there: ``ModelPatcher.clone()`` deep-copies ``model_options`` but shares object-patched modules between clones,
+so settings must live with the clone and the replacement embedder must hold none. The value is an immutable
+dataclass; each node writes a new one, so no clone ever sees another clone's edit.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from ..rope import PositionSchedule
+
+if TYPE_CHECKING:
+    from ..spectral import SegaSettings
+
+logger = logging.getLogger(__name__)
+
+CONFIG_KEY = "dype_sega"
+WRAPPER_KEY = "dype_sega"
+
+#: What SEGA uses for positions when no DyPE node set any: static NTK, as the published SEGA ports do.
+SEGA_ALONE_POSITIONS = PositionSchedule(method="ntk", dynamic=False)
+
+
+@dataclass(frozen=True)
+class PatchConfig:
+    """Positions come from "DyPE Patch Model", the temperature rule from "SEGA Attention"; either may be absent."""
+
+    positions: PositionSchedule | None = None
+    sega: SegaSettings | None = None
+    positions_base_px: float = 0.0  # 0 = the family default
+    sega_base_px: float = 0.0
+
+    @property
+    def effective_positions(self) -> PositionSchedule:
+        if self.positions is not None:
+            return self.positions
+        return SEGA_ALONE_POSITIONS if self.sega is not None else PositionSchedule(method="off")
+
+    def base_px(self, family_default: float) -> float:
+        """The trained resolution: DyPE's setting wins over SEGA's, so node order never matters."""
+        if self.positions_base_px > 0:
+            return self.positions_base_px
+        if self.sega_base_px > 0:
+            return self.sega_base_px
+        return family_default
+
+    def with_positions(self, schedule: PositionSchedule, base_px: float) -> PatchConfig:
+        return replace(self, positions=schedule, positions_base_px=float(base_px))
+
+    def with_sega(self, settings: SegaSettings, base_px: float) -> PatchConfig:
+        return replace(self, sega=settings, sega_base_px=float(base_px))
+
+
+def read_config(transformer_options: dict) -> PatchConfig | None:
+    value = transformer_options.get(CONFIG_KEY)
+    return value if isinstance(value, PatchConfig) else None

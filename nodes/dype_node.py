@@ -1,0 +1,71 @@
+"""The "DyPE Patch Model" node."""
+
+from __future__ import annotations
+
+from comfy_api.latest import io
+
+from ..rope import METHODS, PositionSchedule
+from .families import ADAPTERS
+from .patch import patch_model
+
+_BASE_DEFAULTS = ", ".join(f"{a.name} {a.default_base_px} px" for a in ADAPTERS)
+
+
+class DyPEPatchModel(io.ComfyNode):
+    @classmethod
+    def define_schema(cls) -> io.Schema:
+        return io.Schema(
+            node_id="DyPESEGA_PatchModel",
+            display_name="DyPE Patch Model",
+            category="advanced/model/high resolution",
+            description=(
+                "Dynamic Position Extrapolation: lets Flux.1 / Qwen-Image sample far above their trained resolution "
+                "(4096² and beyond) with no training and no extra cost. At each step the RoPE frequencies of the "
+                "image axes are rescaled by a schedule of the noise level: early steps see compressed low "
+                "frequencies (global layout), late steps get the original high frequencies back (fine detail). "
+                "The target size comes from the latent you sample; at or below the trained size the model is "
+                "unchanged."
+            ),
+            inputs=[
+                io.Model.Input("model", tooltip="A Flux.1 (dev/schnell/Krea/Kontext/Fill) or Qwen-Image (incl. Edit) model."),
+                io.Combo.Input(
+                    "method", options=list(METHODS), default="yarn",
+                    tooltip="yarn: DyPE's two-stage YaRN ramp (best; with its attention temperature 0.1·ln s + 1). "
+                    "ntk: NTK-aware base change. pi: position interpolation. off: plain RoPE (only useful with SEGA).",
+                ),
+                io.Boolean.Input(
+                    "dynamic", default=True,
+                    tooltip="On: DyPE, the extrapolation follows the noise level (t = sigma). Off: a static "
+                    "YaRN/NTK/PI at the target scale for every step.",
+                ),
+                io.Float.Input(
+                    "lambda_t", default=2.0, min=0.0, max=8.0, step=0.05,
+                    tooltip="λt in κ(t) = t^λt: how fast the original high frequencies come back as noise goes "
+                    "down. Larger = keep extrapolating longer. Official DyPE: 2.",
+                ),
+                io.Float.Input(
+                    "lambda_s", default=2.0, min=0.0, max=8.0, step=0.05,
+                    tooltip="λs, for ntk and pi (and yarn 'power' thresholds): the scale exponent at pure noise is "
+                    "λs·κ(t). Official DyPE NTK: 2. Ignored by yarn with 'multiply' thresholds.",
+                ),
+                io.Int.Input(
+                    "base_resolution", default=0, min=0, max=16384, step=16,
+                    tooltip=f"The model's trained resolution in pixels (square side). 0 = family default "
+                    f"({_BASE_DEFAULTS}). Each image axis is scaled by its own tokens / trained tokens, so "
+                    "non-square sizes get two scales.",
+                ),
+                io.Combo.Input(
+                    "yarn_thresholds", options=["multiply", "power"], default="multiply",
+                    tooltip="How κ(t) modulates the YaRN ramp thresholds: multiply (official DyPE, current) or "
+                    "power (the first DyPE release: thresholds^(λs·κ)).",
+                ),
+            ],
+            outputs=[io.Model.Output(tooltip="A patched clone; the input model is unchanged.")],
+        )
+
+    @classmethod
+    def execute(cls, model, method: str, dynamic: bool, lambda_t: float, lambda_s: float, base_resolution: int,
+                yarn_thresholds: str) -> io.NodeOutput:
+        schedule = PositionSchedule(method=method, dynamic=dynamic, lambda_t=lambda_t, lambda_s=lambda_s,
+                                    threshold_rule=yarn_thresholds)
+        return io.NodeOutput(patch_model(model, lambda config: config.with_positions(schedule, base_resolution)))

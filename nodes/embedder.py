@@ -1,0 +1,52 @@
+"""The replacement RoPE embedder: an ``nn.Module`` (ComfyUI's object patches must be modules) that holds only the
+original embedder. Everything that changes per clone, step or call reaches it through ``runtime.CALL``."""
+
+from __future__ import annotations
+
+import torch
+
+from ..rope import plain_frequencies, rotation_table
+from .runtime import CALL, AxisSchedule
+
+# Backends without float64: build the table on the CPU, as ComfyUI's own rope() does there.
+_NO_FLOAT64 = frozenset({"mps", "xpu", "privateuseone", "npu"})
+
+
+def math_device(device: torch.device) -> torch.device:
+    return torch.device("cpu") if device.type in _NO_FLOAT64 else device
+
+
+class ExtrapolatingRopeEmbedder(torch.nn.Module):
+    """Stands in for ``EmbedND``; outside a patched call (or at/below the trained grid) it *is* the original."""
+
+    def __init__(self, original: torch.nn.Module) -> None:
+        super().__init__()
+        self.original = original
+        self.theta = original.theta
+        self.axes_dim = list(original.axes_dim)
+        if hasattr(original, "dim"):
+            self.dim = original.dim
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        scope = CALL.get()
+        if scope is None or scope.embedder is not self:
+            return self.original(ids)
+        return embed_ids(ids, self.axes_dim, float(self.theta), scope.axes)
+
+
+def embed_ids(ids: torch.Tensor, axes_dim: list[int], theta: float, spatial: tuple[AxisSchedule, ...]) -> torch.Tensor:
+    """EmbedND's output layout, (B, 1, N, pairs, 2, 2) float32, with the spatial axes' schedules applied."""
+    device = math_device(ids.device)
+    by_column = {axis.column: axis for axis in spatial}
+    tables = []
+    for column, dim in enumerate(axes_dim):
+        positions = ids[..., column].to(device)
+        axis = by_column.get(column)
+        if axis is None:
+            tables.append(rotation_table(positions, plain_frequencies(dim, theta, device)[None]))
+        else:
+            temperature = None if axis.temperature is None else axis.temperature.to(device)
+            tables.append(rotation_table(positions, axis.freqs.to(device), temperature))
+    batch = max(table.shape[0] for table in tables)
+    table = torch.cat([t.expand(batch, *t.shape[1:]) for t in tables], dim=-3)
+    return table.unsqueeze(1).to(ids.device)

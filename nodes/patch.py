@@ -1,0 +1,49 @@
+"""Turn a MODEL into a patched clone: object-patch the family's embedder, store the config, chain our wrappers."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from .config import CONFIG_KEY, WRAPPER_KEY, PatchConfig, read_config
+from .embedder import ExtrapolatingRopeEmbedder
+from .families import FamilyAdapter, UnsupportedModelError, detect_family
+from .runtime import apply_model_wrapper, calc_cond_batch_wrapper, outer_sample_wrapper
+
+logger = logging.getLogger(__name__)
+
+
+def _original_embedder(model, adapter: FamilyAdapter):
+    current = model.get_model_object(adapter.embedder_attr)
+    original = current.original if isinstance(current, ExtrapolatingRopeEmbedder) else current
+    axes_dim = getattr(original, "axes_dim", None)
+    if getattr(original, "theta", None) is None or axes_dim is None or len(axes_dim) <= max(adapter.spatial_axes):
+        raise UnsupportedModelError(
+            f"{type(model.model).__name__}.{adapter.embedder_attr} is {type(original).__name__}, which has no "
+            "EmbedND-style theta/axes_dim; another custom node may have replaced it. Put DyPE/SEGA before that node."
+        )
+    return current
+
+
+def patch_model(model, update: Callable[[PatchConfig], PatchConfig]):
+    """A clone of ``model`` whose config is ``update(current config)``. The input MODEL is left untouched."""
+    import comfy.patcher_extension as ext
+
+    if not hasattr(model, "model") or not hasattr(model, "clone"):
+        raise TypeError(f"Expected a ComfyUI MODEL (ModelPatcher), got {type(model).__name__}.")
+    adapter = detect_family(model.model)
+    current = _original_embedder(model, adapter)
+    clone = model.clone()
+    if not isinstance(current, ExtrapolatingRopeEmbedder):
+        clone.add_object_patch(adapter.embedder_attr, ExtrapolatingRopeEmbedder(current))
+    options = clone.model_options.setdefault("transformer_options", {})
+    options[CONFIG_KEY] = update(read_config(options) or PatchConfig())
+    for wrapper_type, wrapper in (
+        (ext.WrappersMP.OUTER_SAMPLE, outer_sample_wrapper),
+        (ext.WrappersMP.CALC_COND_BATCH, calc_cond_batch_wrapper),
+        (ext.WrappersMP.APPLY_MODEL, apply_model_wrapper),
+    ):
+        if not clone.get_wrappers(wrapper_type, WRAPPER_KEY):  # a second node of ours only updates the config
+            clone.add_wrapper_with_key(wrapper_type, WRAPPER_KEY, wrapper)
+    logger.debug("Patched %s (%s): %s", type(model.model).__name__, adapter.name, options[CONFIG_KEY])
+    return clone

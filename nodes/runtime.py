@@ -1,0 +1,195 @@
+"""Per-run, per-step and per-call state, and the three keyed wrappers that create it.
+
+Nothing here is stored on the model, the embedder or module globals. Each wrapper puts its scope in a
+``ContextVar`` for exactly the duration of the call it wraps (ComfyUI runs a prompt on one worker thread, and
+``ContextVar`` values are per thread), so two clones sampled alternately can never see each other's state.
+
+* OUTER_SAMPLE  → ``RunScope``:  one warning per sampling run; the SEGA fallback flags, read once at the end.
+* CALC_COND_BATCH → ``StepScope``: the step's full latent ``x_in``; its spectrum is computed at most once per step,
+  however many model calls ComfyUI makes in that step (split conds).
+* APPLY_MODEL → ``CallScope``: the live sigma, the token grid, the per-axis frequencies and temperatures that the
+  replacement embedder turns into the rotation table.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
+
+import torch
+
+from ..rope import axis_frequencies, plain_frequencies, yarn_attention_scale
+from .config import PatchConfig, read_config
+from .families import FamilyAdapter, detect_family
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class RunScope:
+    warned: set[str] = field(default_factory=set)
+    fallback_flags: list[torch.Tensor] = field(default_factory=list)
+
+    def warn_once(self, message: str) -> None:
+        if message not in self.warned:
+            self.warned.add(message)
+            logger.warning(message)
+
+
+@dataclass
+class StepScope:
+    x_in: torch.Tensor
+    spectra: dict = field(default_factory=dict)  # (patch_size, settings) -> LatentSpectrum of x_in
+
+
+@dataclass(frozen=True)
+class AxisSchedule:
+    """One spatial axis for one model call: float64 freqs (B, pairs) and an optional temperature (B, pairs)."""
+
+    column: int
+    freqs: torch.Tensor
+    temperature: torch.Tensor | None
+
+
+@dataclass(frozen=True)
+class CallScope:
+    embedder: torch.nn.Module  # the replacement module this call's model holds (guards against foreign calls)
+    axes: tuple[AxisSchedule, ...]
+
+
+RUN: ContextVar[RunScope | None] = ContextVar("dype_sega_run", default=None)
+STEP: ContextVar[StepScope | None] = ContextVar("dype_sega_step", default=None)
+CALL: ContextVar[CallScope | None] = ContextVar("dype_sega_call", default=None)
+
+
+def _warn(message: str) -> None:
+    run = RUN.get()
+    if run is not None:
+        run.warn_once(message)
+    else:
+        logger.warning(message)
+
+
+def outer_sample_wrapper(executor, *args, **kwargs):
+    """Open a run scope; after sampling, report SEGA fallbacks once (the single host read of the run)."""
+    run = RunScope()
+    token = RUN.set(run)
+    try:
+        return executor(*args, **kwargs)
+    finally:
+        RUN.reset(token)
+        if run.fallback_flags:
+            fell_back = torch.stack([flag.any() for flag in run.fallback_flags]).any()
+            if bool(fell_back):
+                logger.warning(
+                    "SEGA: the latent was constant or non-finite at some steps; those steps used the reference "
+                    "temperature m_ref for every pair (the model never saw NaN)."
+                )
+
+
+def calc_cond_batch_wrapper(executor, model, conds, x_in, timestep, model_options):
+    """Open a step scope holding the step's full latent, so the spectrum is computed once per step."""
+    token = STEP.set(StepScope(x_in=x_in))
+    try:
+        return executor(model, conds, x_in, timestep, model_options)
+    finally:
+        STEP.reset(token)
+
+
+def _latent_spectrum(x: torch.Tensor, adapter: FamilyAdapter, settings):
+    """Per-sample spectrum for the rows of this call, reusing the step's when the call holds the step's samples."""
+    from ..spectral import latent_spectrum
+
+    step = STEP.get()
+    if step is None or step.x_in.shape[1:] != x.shape[1:] or x.shape[0] % step.x_in.shape[0]:
+        return latent_spectrum(x, adapter.patch_size, settings)  # called outside a sampler step, or area-cropped
+    key = (adapter.patch_size, settings)
+    spectrum = step.spectra.get(key)
+    if spectrum is None:
+        spectrum = step.spectra[key] = latent_spectrum(step.x_in, adapter.patch_size, settings)
+    repeats = x.shape[0] // step.x_in.shape[0]
+    if repeats == 1:
+        return spectrum
+    # calc_cond_batch concatenates one full copy of x_in per cond, in order: row j is sample j mod B.
+    per_sample = ("axis_h", "axis_w", "radial", "spread", "valid")
+    return replace(spectrum, **{name: _repeat_rows(getattr(spectrum, name), repeats) for name in per_sample})
+
+
+def _repeat_rows(value: torch.Tensor, repeats: int) -> torch.Tensor:
+    return value.repeat(repeats, *([1] * (value.dim() - 1)))
+
+
+def build_call_scope(
+    config: PatchConfig, adapter: FamilyAdapter, embedder: torch.nn.Module, x: torch.Tensor, sigma: torch.Tensor
+) -> CallScope | None:
+    """The schedule for one model call, or None when nothing is above the trained grid (exact stock behaviour)."""
+    base_tokens = adapter.base_tokens(config.base_px(adapter.default_base_px))
+    grid = adapter.token_grid(x)
+    scales = tuple(n / base_tokens for n in grid)
+    if all(s <= 1.0 for s in scales):
+        return None
+    positions = config.effective_positions
+    theta = float(embedder.theta)
+    t = sigma.detach().to(torch.float64).reshape(-1)  # flow time = sigma (clamped to [0, 1] in rope/)
+
+    spectrum = None
+    if config.sega is not None:
+        spectrum = _latent_spectrum(x, adapter, config.sega)
+        run = RUN.get()
+        if run is not None:
+            run.fallback_flags.append(~spectrum.valid)
+
+    axes = []
+    for column, scale, band_key in zip(adapter.spatial_axes, scales, ("h", "w"), strict=True):
+        dim = embedder.axes_dim[column]
+        if scale <= 1.0:
+            axes.append(AxisSchedule(column, plain_frequencies(dim, theta, x.device)[None], None))
+            continue
+        freqs = axis_frequencies(positions, dim, theta, scale, base_tokens, t.to(x.device))
+        temperature = None
+        if config.sega is not None:
+            from ..spectral import pair_scales, reference_temperature
+
+            temperature = pair_scales(
+                freqs,
+                getattr(spectrum, f"band_{band_key}"),
+                getattr(spectrum, f"axis_{band_key}"),
+                spectrum.spread,
+                reference_temperature(scale, config.sega.kappa),
+                config.sega,
+                spectrum.valid,
+            )
+        elif positions.method == "yarn":
+            m_scalar = yarn_attention_scale(scale)
+            temperature = torch.full((1, dim // 2), m_scalar, dtype=torch.float64, device=x.device)
+        axes.append(AxisSchedule(column, freqs, temperature))
+    return CallScope(embedder=embedder, axes=tuple(axes))
+
+
+def apply_model_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control=None, transformer_options=None,
+                        **kwargs):
+    """Feed the live sigma and the latent's grid to the replacement embedder for the duration of one model call."""
+    config = read_config(transformer_options or {})
+    scope = None
+    if config is not None:
+        import comfy.utils
+
+        from .embedder import ExtrapolatingRopeEmbedder
+
+        base_model = executor.class_obj
+        adapter = detect_family(base_model)
+        embedder = comfy.utils.get_attr(base_model, adapter.embedder_attr)
+        if isinstance(embedder, ExtrapolatingRopeEmbedder):
+            scope = build_call_scope(config, adapter, embedder, x, t)
+        else:
+            _warn(
+                f"DyPE/SEGA: {adapter.embedder_attr} of {type(base_model).__name__} is "
+                f"{type(embedder).__name__}, not our embedder (another node replaced it after ours?); "
+                "sampling without DyPE/SEGA."
+            )
+    token = CALL.set(scope)
+    try:
+        return executor(x, t, c_concat, c_crossattn, control, transformer_options, **kwargs)
+    finally:
+        CALL.reset(token)
