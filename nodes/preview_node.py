@@ -1,0 +1,58 @@
+"""The "DyPE Schedule Preview" node: the schedule picture as an IMAGE (connect it to Preview Image)."""
+
+from __future__ import annotations
+
+import torch
+from comfy_api.latest import io
+
+from ..rope import METHODS, PositionSchedule
+from .families import ADAPTERS
+from .schedule_preview import PreviewRequest, render
+
+
+class DyPESchedulePreview(io.ComfyNode):
+    @classmethod
+    def define_schema(cls) -> io.Schema:
+        return io.Schema(
+            node_id="DyPESEGA_SchedulePreview",
+            display_name="DyPE Schedule Preview",
+            category="advanced/model/high resolution",
+            description=(
+                "Draws what DyPE and SEGA will do at a target size: for each image axis, how much every RoPE "
+                "frequency pair is compressed at every step, and the attention temperature per pair. No model "
+                "needed; connect the image to Preview Image."
+            ),
+            inputs=[
+                io.Combo.Input("family", options=[a.name for a in ADAPTERS], default="flux",
+                               tooltip="Model family: sets the trained resolution and the default shift rule."),
+                io.Int.Input("width", default=4096, min=16, max=16384, step=16, tooltip="Target width in pixels."),
+                io.Int.Input("height", default=4096, min=16, max=16384, step=16, tooltip="Target height in pixels."),
+                io.Int.Input("steps", default=28, min=1, max=200, tooltip="Sampling steps (simple schedule)."),
+                io.Float.Input("shift", default=0.0, min=0.0, max=20.0, step=0.01,
+                               tooltip="0 = family default (Flux: ModelSamplingFlux mu 1.15; Qwen-Image: "
+                               "ModelSamplingAuraFlow 3.1)."),
+                io.Combo.Input("method", options=list(METHODS), default="yarn", tooltip="As in DyPE Patch Model."),
+                io.Boolean.Input("dynamic", default=True, tooltip="As in DyPE Patch Model."),
+                io.Float.Input("lambda_t", default=2.0, min=0.0, max=8.0, step=0.05, tooltip="As in DyPE Patch Model."),
+                io.Float.Input("lambda_s", default=2.0, min=0.0, max=8.0, step=0.05, tooltip="As in DyPE Patch Model."),
+                io.Int.Input("base_resolution", default=0, min=0, max=16384, step=16,
+                             tooltip="Trained resolution in pixels; 0 = family default."),
+                io.Boolean.Input("sega", default=True,
+                                 tooltip="Show SEGA's per-pair temperatures for a synthetic image latent (on) or "
+                                 "YaRN's single temperature (off)."),
+            ],
+            outputs=[io.Image.Output(tooltip="The schedule picture.")],
+        )
+
+    @classmethod
+    def execute(cls, family: str, width: int, height: int, steps: int, shift: float, method: str, dynamic: bool,
+                lambda_t: float, lambda_s: float, base_resolution: int, sega: bool) -> io.NodeOutput:
+        request = PreviewRequest(
+            family=family, width=width, height=height, steps=steps, shift=shift or None,
+            schedule=PositionSchedule(method=method, dynamic=dynamic, lambda_t=lambda_t, lambda_s=lambda_s),
+            base_px=base_resolution, sega=sega,
+        )
+        picture = render(request)
+        pixels = torch.frombuffer(bytearray(picture.tobytes()), dtype=torch.uint8)
+        image = pixels.reshape(picture.height, picture.width, 3).to(torch.float32) / 255.0
+        return io.NodeOutput(image[None])

@@ -1,0 +1,193 @@
+"""Draw what the knobs do: per spatial axis, original/used frequency of every RoPE pair across the sampling steps
+(the DyPE paper's frequency figure) and the attention temperature per pair (YaRN's scalar or SEGA's band scales on
+a synthetic latent). Pure torch + Pillow, no ComfyUI, so the node and the command line share it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from ..rope import PositionSchedule, axis_frequencies, plain_frequencies, yarn_attention_scale
+from .families import ADAPTERS, FamilyAdapter
+
+logger = logging.getLogger(__name__)
+
+#: How each family's default model sampling shifts sigma: Flux's exponential form (mu), AuraFlow-style linear form.
+SHIFT_DEFAULTS = {"flux": ("exponential", 1.15), "qwen_image": ("linear", 3.1)}
+AXIS_DIM, THETA = 56, 10000.0  # both supported families: axes [16, 56, 56], theta 10000
+
+
+@dataclass(frozen=True)
+class PreviewRequest:
+    family: str = "flux"
+    width: int = 4096
+    height: int = 4096
+    steps: int = 28
+    shift: float | None = None  # None: the family default
+    schedule: PositionSchedule = PositionSchedule()
+    base_px: float = 0.0  # 0: the family default
+    sega: bool = True
+
+
+def flow_sigmas(steps: int, family: str, shift: float | None = None) -> torch.Tensor:
+    """The sigmas of a 'simple' flow schedule with the family's default shift rule (steps + 1 values, last 0)."""
+    if steps < 1:
+        raise ValueError(f"steps must be >= 1, got {steps}.")
+    rule, default = SHIFT_DEFAULTS[family]
+    shift = default if shift is None else shift
+    t = torch.linspace(1.0, 0.0, steps + 1, dtype=torch.float64)
+    if rule == "exponential":
+        e = math.exp(shift)
+        sigma = e / (e + (1.0 / t.clamp(min=1e-12) - 1.0))
+    else:
+        sigma = shift * t / (1.0 + (shift - 1.0) * t)
+    sigma[-1] = 0.0
+    return sigma
+
+
+def _adapter(family: str) -> FamilyAdapter:
+    for adapter in ADAPTERS:
+        if adapter.name == family:
+            return adapter
+    raise ValueError(f"Unknown family {family!r}; expected one of {', '.join(a.name for a in ADAPTERS)}.")
+
+
+def _synthetic_latents(sigmas: torch.Tensor, grid: tuple[int, int], patch: int) -> torch.Tensor:
+    """x_t = (1 - sigma) x0 + sigma noise, x0 a 1/f ("natural image") field: what SEGA sees along a run."""
+    gen = torch.Generator().manual_seed(0)
+    h, w = grid[0] * patch, grid[1] * patch
+    fy = torch.fft.fftfreq(h)[:, None]
+    fx = torch.fft.rfftfreq(w)[None, :]
+    amplitude = 1.0 / torch.sqrt(fy**2 + fx**2).clamp(min=1.0 / max(h, w))
+    phase = torch.rand(16, h, w // 2 + 1, generator=gen) * 2 * math.pi
+    x0 = torch.fft.irfft2(amplitude * torch.exp(1j * phase), s=(h, w))
+    x0 = (x0 - x0.mean()) / x0.std()
+    noise = torch.randn(16, h, w, generator=gen)
+    s = sigmas[:, None, None, None].float()
+    return (1 - s) * x0 + s * noise
+
+
+def schedule_curves(request: PreviewRequest) -> dict:
+    """Per axis: ratio original/used frequency (steps, pairs) and temperature (steps, pairs)."""
+    adapter = _adapter(request.family)
+    base_tokens = adapter.base_tokens(request.base_px or adapter.default_base_px)
+    grid = (max(1, round(request.height / adapter.px_per_token)), max(1, round(request.width / adapter.px_per_token)))
+    sigmas = flow_sigmas(request.steps, request.family, request.shift)[:-1]
+    original = plain_frequencies(AXIS_DIM, THETA)
+    spectrum = None
+    if request.sega:
+        from ..spectral import SegaSettings, latent_spectrum
+
+        settings = SegaSettings()
+        # Profiles only depend on the grid, so a coarser synthetic grid with the same token aspect keeps this fast.
+        preview_grid = tuple(min(n, 128) for n in grid)
+        spectrum = latent_spectrum(_synthetic_latents(sigmas, preview_grid, adapter.patch_size), adapter.patch_size,
+                                   settings)
+    axes = {}
+    for name, n, key in (("rows", grid[0], "h"), ("columns", grid[1], "w")):
+        scale = n / base_tokens
+        freqs = axis_frequencies(request.schedule, AXIS_DIM, THETA, scale, base_tokens, sigmas)
+        if scale <= 1.0:
+            temperature = torch.ones_like(freqs)
+        elif spectrum is not None:
+            from ..spectral import pair_scales, reference_temperature
+
+            temperature = pair_scales(freqs, getattr(spectrum, f"band_{key}"), getattr(spectrum, f"axis_{key}"),
+                                      spectrum.spread, reference_temperature(scale, settings.kappa), settings,
+                                      spectrum.valid)
+        elif request.schedule.method == "yarn":
+            temperature = torch.full_like(freqs, yarn_attention_scale(scale))
+        else:
+            temperature = torch.ones_like(freqs)
+        axes[name] = {"tokens": n, "scale": scale, "ratio": original / freqs, "temperature": temperature}
+    return {"sigmas": sigmas, "axes": axes, "grid": grid, "base_tokens": base_tokens}
+
+
+def _colour(value: float) -> tuple[int, int, int]:
+    """A perceptually ordered dark-blue → yellow ramp for value in [0, 1]."""
+    stops = [(0.0, (20, 24, 82)), (0.35, (38, 120, 160)), (0.7, (110, 200, 100)), (1.0, (250, 230, 60))]
+    value = min(max(value, 0.0), 1.0)
+    for (a, ca), (b, cb) in zip(stops, stops[1:], strict=False):
+        if value <= b:
+            f = (value - a) / (b - a)
+            return tuple(round(x + (y - x) * f) for x, y in zip(ca, cb, strict=True))
+    return stops[-1][1]
+
+
+def render(request: PreviewRequest):
+    """The preview as a PIL image."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    curves = schedule_curves(request)
+    font = ImageFont.load_default()
+    cell_w, cell_h, margin, panel_gap = 12, 8, 56, 72
+    steps = len(curves["sigmas"])
+    pw, ph = max(steps * cell_w, 240), AXIS_DIM // 2 * cell_h
+    width = margin + 2 * (pw + panel_gap) + 40
+    height = 70 + 2 * (ph + 70) + 20
+    image = Image.new("RGB", (width, height), (250, 250, 250))
+    draw = ImageDraw.Draw(image)
+    method = request.schedule.method + (" (DyPE)" if request.schedule.dynamic else " (static)")
+    draw.text((10, 8), f"{request.family}  {request.width}x{request.height}  {steps} steps  method {method}  "
+              f"base {curves['base_tokens']:.0f} tokens/axis", fill=(0, 0, 0), font=font)
+    temp_label = "SEGA per-pair temperature (synthetic latent)" if request.sega else "attention temperature"
+    draw.text((10, 24), f"top: log2(original / used frequency) per RoPE pair (row 0 = fastest) across steps; "
+              f"bottom: {temp_label}", fill=(60, 60, 60), font=font)
+    ratio_max = max(float(torch.log2(a["ratio"]).max()) for a in curves["axes"].values()) or 1.0
+    temps = torch.cat([a["temperature"].reshape(-1) for a in curves["axes"].values()])
+    t_lo, t_hi = float(temps.min()), float(temps.max())
+    for col, (name, axis) in enumerate(curves["axes"].items()):
+        x0 = margin + col * (pw + panel_gap)
+        for row, (values, lo, hi, label) in enumerate((
+            (torch.log2(axis["ratio"]), 0.0, ratio_max, f"{name}: {axis['tokens']} tokens, s = {axis['scale']:.2f}"),
+            (axis["temperature"], t_lo, t_hi, f"{name}: temperature {float(axis['temperature'].min()):.3f}.."
+                                              f"{float(axis['temperature'].max()):.3f}"),
+        )):
+            y0 = 60 + row * (ph + 70)
+            draw.text((x0, y0 - 14), label, fill=(0, 0, 0), font=font)
+            span = (hi - lo) or 1.0
+            for step in range(steps):
+                for pair in range(values.shape[-1]):
+                    c = _colour((float(values[step, pair]) - lo) / span)
+                    draw.rectangle([x0 + step * cell_w, y0 + pair * cell_h,
+                                    x0 + (step + 1) * cell_w - 1, y0 + (pair + 1) * cell_h - 1], fill=c)
+            draw.text((x0, y0 + ph + 4), f"step 1 (sigma {float(curves['sigmas'][0]):.2f}) -> step {steps} "
+                      f"(sigma {float(curves['sigmas'][-1]):.2f})", fill=(60, 60, 60), font=font)
+            draw.text((x0 - 50, y0), f"{hi:.2f}" if row else f"x{2 ** hi:.1f}", fill=(60, 60, 60), font=font)
+            draw.text((x0 - 50, y0 + ph - 10), f"{lo:.2f}" if row else "x1", fill=(60, 60, 60), font=font)
+    return image
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    """``schedule-preview``: write the preview PNG."""
+    parser = argparse.ArgumentParser(prog=prog, description="Draw the DyPE/SEGA schedule for a target size.")
+    parser.add_argument("--family", default="flux", choices=[a.name for a in ADAPTERS])
+    parser.add_argument("--width", type=int, default=4096)
+    parser.add_argument("--height", type=int, default=4096)
+    parser.add_argument("--steps", type=int, default=28)
+    parser.add_argument("--shift", type=float, default=None, help="default: the family's (Flux mu 1.15, Qwen 3.1)")
+    parser.add_argument("--method", default="yarn", choices=["yarn", "ntk", "pi", "off"])
+    parser.add_argument("--static", action="store_true", help="static extrapolation instead of DyPE")
+    parser.add_argument("--lambda-t", type=float, default=2.0)
+    parser.add_argument("--lambda-s", type=float, default=2.0)
+    parser.add_argument("--base-resolution", type=float, default=0.0)
+    parser.add_argument("--no-sega", action="store_true", help="show YaRN's scalar temperature instead of SEGA's")
+    parser.add_argument("--out", type=Path, default=Path("dype_schedule.png"))
+    args = parser.parse_args(argv)
+    request = PreviewRequest(
+        family=args.family, width=args.width, height=args.height, steps=args.steps, shift=args.shift,
+        schedule=PositionSchedule(method=args.method, dynamic=not args.static, lambda_t=args.lambda_t,
+                                  lambda_s=args.lambda_s),
+        base_px=args.base_resolution, sega=not args.no_sega,
+    )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    render(request).save(args.out)
+    print(f"wrote {args.out}")
+    return 0
