@@ -41,7 +41,7 @@ class DyPEPatchModel(io.ComfyNode):
                 io.Float.Input(
                     "lambda_t", default=2.0, min=0.0, max=8.0, step=0.05,
                     tooltip="λt in κ(t) = t^λt: how fast the original high frequencies come back as noise goes "
-                    "down. Larger = keep extrapolating longer. Official DyPE: 2.",
+                    "down. Larger = they return earlier (at higher noise); smaller = extrapolate longer. Official DyPE: 2.",
                 ),
                 io.Float.Input(
                     "lambda_s", default=2.0, min=0.0, max=8.0, step=0.05,
