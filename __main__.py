@@ -1,0 +1,70 @@
+"""Command line of the pack: ``python -m <pack> COMMAND ...`` or ``python /path/to/pack COMMAND ...``.
+
+Each command lives in its own module as ``function(argv, prog=...) -> exit code``; adding one is one entry in
+``COMMANDS``. Nothing here imports ComfyUI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.machinery
+import importlib.util
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+# Import name used when the pack directory is run as a script (no package context); matches the test host's.
+STANDALONE_PACKAGE = "dype_sega"
+
+# command -> (module inside the pack, function, one-line help)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "hf-energy": ("spectral.hf_energy", "main", "variance of the Laplacian (HF energy) of images over a flat box"),
+}
+
+
+def _package() -> str:
+    """The pack's import name; when run as ``python <pack dir>``, import the directory as ``dype_sega`` first."""
+    if __package__:
+        return __package__
+    if STANDALONE_PACKAGE not in sys.modules:
+        pack_dir = Path(__file__).resolve().parent
+        init = pack_dir / "__init__.py"
+        if init.is_file():
+            spec = importlib.util.spec_from_file_location(
+                STANDALONE_PACKAGE, init, submodule_search_locations=[str(pack_dir)]
+            )
+        else:
+            spec = importlib.machinery.ModuleSpec(STANDALONE_PACKAGE, None, is_package=True)
+            spec.submodule_search_locations = [str(pack_dir)]
+        if spec is None:
+            raise ImportError(f"Cannot import {pack_dir} as package {STANDALONE_PACKAGE!r}.")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[STANDALONE_PACKAGE] = module
+        try:
+            if spec.loader is not None:
+                spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[STANDALONE_PACKAGE]
+            raise
+    return STANDALONE_PACKAGE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    prog = f"python -m {__package__}" if __package__ else f"python {sys.argv[0]}"
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="DyPE + SEGA command-line tools. Run '%(prog)s COMMAND --help' for a command's options.",
+        epilog="commands:\n" + "\n".join(f"  {name:<20}{info[2]}" for name, info in COMMANDS.items()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND", help="one of: " + ", ".join(COMMANDS))
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the command")
+    args = parser.parse_args(argv)
+    module_name, function_name, _ = COMMANDS[args.command]
+    module = importlib.import_module(f"{_package()}.{module_name}")
+    return int(getattr(module, function_name)(args.args, prog=f"{prog} {args.command}") or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""Per-RoPE-pair attention temperatures m_d = m_ref * (1 - alpha * sigma * s_d) from band energies.
+
+Two ways to place a pair on the band axis, both giving a fractional band position ``j + frac``:
+
+* :func:`band_positions` (ours, physical): the pair encodes ``omega / (2 pi)`` cycles per token; it is placed
+  between the two band centres around that frequency (linear in frequency, clamped to the first/last band).
+* :func:`port_bin_positions` (the published port): log-period normalized over the pairs, highest frequency on the
+  last band and lowest on band 0, whatever the bands' real frequencies are. Kept to reproduce the reference.
+
+The rest is shared: log energy interpolated at the position, standardized to z, ``s = tanh(beta z)`` made zero-sum,
+then the temperature. Every function is batched over leading dims, torch-only and free of host syncs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .bands import small_dtype
+from .settings import SegaSettings
+
+
+def band_positions(freqs: torch.Tensor, band_freqs: torch.Tensor) -> torch.Tensor:
+    """Fractional band index of each pair: ``freqs`` in rad/token (any shape), ``band_freqs`` (n,) cycles/token.
+
+    A pair whose frequency equals ``band_freqs[j]`` gets exactly ``j``; between two centres it is interpolated
+    linearly; below the first or above the last centre it is clamped to that band.
+    """
+    bands = band_freqs.to(device=freqs.device, dtype=small_dtype(freqs.device)).contiguous()
+    cycles = freqs.to(bands.dtype) / (2.0 * math.pi)
+    n = bands.shape[-1]
+    if n == 1:
+        return torch.zeros_like(cycles)
+    lower = (torch.searchsorted(bands, cycles.contiguous(), right=True) - 1).clamp(0, n - 2)
+    low, high = bands[lower], bands[lower + 1]
+    frac = ((cycles - low) / (high - low)).clamp(0.0, 1.0)
+    return lower.to(cycles.dtype) + frac
+
+
+def port_bin_positions(freqs: torch.Tensor, n_bins: int) -> torch.Tensor:
+    """The port's band position: ``(1 - lpn) * (n_bins - 1)``, lpn the min-max normalized log period over the pairs."""
+    log_period = torch.log((2.0 * math.pi) / freqs.to(small_dtype(freqs.device)))
+    low = log_period.amin(dim=-1, keepdim=True)
+    span = (log_period.amax(dim=-1, keepdim=True) - low).clamp(min=torch.finfo(log_period.dtype).tiny)
+    return (1.0 - (log_period - low) / span) * (n_bins - 1)
+
+
+def log_energy_at(positions: torch.Tensor, band_energy: torch.Tensor, eps: float) -> torch.Tensor:
+    """log(max(E, eps)) interpolated linearly at fractional band ``positions``: shape batch x pairs.
+
+    ``positions`` (..., pairs) and ``band_energy`` (..., n) broadcast over their leading dims.
+    """
+    energy = band_energy.to(device=positions.device, dtype=positions.dtype)
+    n = energy.shape[-1]
+    lower = positions.floor().clamp(0, n - 1)
+    frac = (positions - lower).clamp(0.0, 1.0)
+    lower = lower.to(torch.int64)
+    upper = (lower + 1).clamp(max=n - 1)
+    batch = torch.broadcast_shapes(positions.shape[:-1], energy.shape[:-1])
+    log_energy = energy.clamp(min=eps).log().expand(*batch, n)
+    lower, upper = lower.expand(*batch, -1), upper.expand(*batch, -1)
+    low, high = log_energy.gather(-1, lower), log_energy.gather(-1, upper)
+    return low + frac * (high - low)  # exact where the two bands are equal (no spurious z from rounding)
+
+
+def standardize(raw: torch.Tensor, eps: float) -> torch.Tensor:
+    """z = (raw - mean) / max(unbiased std, eps) over the pairs (a single pair gives z = 0)."""
+    if raw.shape[-1] < 2:
+        return torch.zeros_like(raw)
+    centred = raw - raw.mean(dim=-1, keepdim=True)
+    return centred / raw.std(dim=-1, keepdim=True, correction=1).clamp(min=eps)
+
+
+def centred_tanh(z: torch.Tensor, beta: float) -> torch.Tensor:
+    """s = tanh(beta z) minus its mean over the pairs, so the temperatures average to m_ref."""
+    s = torch.tanh(beta * z)
+    return s - s.mean(dim=-1, keepdim=True)
+
+
+def temperatures(
+    s: torch.Tensor,
+    spread: torch.Tensor | float,
+    m_ref: float,
+    settings: SegaSettings,
+    valid: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """m = max(m_ref (1 - alpha sigma s), floor) (no clamp when floor is 0); m_ref for every pair, unclamped,
+    where sigma <= 0, alpha <= 0 or ``valid`` is False. ``spread``/``valid`` are per sample (batch dims of s)."""
+    sigma = torch.as_tensor(spread, dtype=s.dtype, device=s.device)[..., None]
+    m = m_ref * (1.0 - settings.alpha * sigma * s)
+    if settings.floor > 0:
+        m = m.clamp(min=settings.floor)
+    steer = sigma > 0
+    if valid is not None:
+        steer = steer & valid.to(device=s.device, dtype=torch.bool)[..., None]
+    if settings.alpha <= 0:
+        steer = torch.zeros_like(steer)
+    return torch.where(steer, m, torch.full_like(m, m_ref))
+
+
+def _scales(
+    positions: torch.Tensor,
+    band_energy: torch.Tensor,
+    spread: torch.Tensor | float,
+    m_ref: float,
+    settings: SegaSettings,
+    valid: torch.Tensor | None,
+) -> torch.Tensor:
+    raw = log_energy_at(positions, band_energy, settings.eps)
+    s = centred_tanh(standardize(raw, settings.eps), settings.beta)
+    return temperatures(s, spread, m_ref, settings, valid)
+
+
+def pair_scales(
+    freqs: torch.Tensor,
+    band_freqs: torch.Tensor,
+    band_energy: torch.Tensor,
+    spread: torch.Tensor,
+    m_ref: float,
+    settings: SegaSettings,
+    valid: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """SEGA temperature of every RoPE pair of one spatial axis, per sample: (B, pairs) float64.
+
+    ``freqs``: (B or 1, pairs) or (pairs,) angular frequencies in rad/token (e.g. the DyPE schedule at this step);
+    ``band_freqs``/``band_energy``/``spread``/``valid``: the axis's ``band_*``/``axis_*`` and ``spread``/``valid``
+    of a :class:`LatentSpectrum`. Each pair reads the energy of the band holding its own frequency in cycles per
+    token (:func:`band_positions`). Where ``valid`` is False, sigma <= 0 or alpha <= 0: m_ref, no floor.
+    """
+    return _scales(band_positions(freqs, band_freqs), band_energy, spread, m_ref, settings, valid)
+
+
+def port_pair_scales(
+    freqs: torch.Tensor,
+    band_energy: torch.Tensor,
+    spread: torch.Tensor | float,
+    m_ref: float,
+    settings: SegaSettings,
+    valid: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """The published port's allocation (log-period band positions, :func:`port_bin_positions`); reference only."""
+    positions = port_bin_positions(freqs, band_energy.shape[-1])
+    return _scales(positions, band_energy, spread, m_ref, settings, valid)
