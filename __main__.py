@@ -20,6 +20,7 @@ STANDALONE_PACKAGE = "dype_sega"
 # command -> (module inside the pack, function, one-line help)
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "hf-energy": ("spectral.hf_energy", "main", "variance of the Laplacian (HF energy) of images over a flat box"),
+    "schedule-preview": ("nodes.schedule_preview", "main", "draw the DyPE/SEGA schedule of a target size as a PNG"),
 }
 
 

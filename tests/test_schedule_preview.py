@@ -1,0 +1,70 @@
+"""The schedule preview: curves are the rope/ schedule, the picture renders, node and CLI both work."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+
+@pytest.fixture(scope="module")
+def preview():
+    import host
+
+    return host.pack_submodule("nodes.schedule_preview")
+
+
+def test_curves_are_the_schedule_and_relax_towards_the_original(preview):
+    import host
+
+    rope = host.pack_submodule("rope")
+    request = preview.PreviewRequest(width=4096, height=2048, steps=10, sega=False)
+    curves = preview.schedule_curves(request)
+    rows, cols = curves["axes"]["rows"], curves["axes"]["columns"]
+    assert (rows["tokens"], cols["tokens"]) == (128, 256) and (rows["scale"], cols["scale"]) == (2.0, 4.0)
+    sigmas = curves["sigmas"]
+    assert sigmas[0] == 1.0 and (sigmas[1:] < sigmas[:-1]).all() and len(sigmas) == 10
+    want = rope.plain_frequencies(56, 10000.0) / rope.axis_frequencies(rope.PositionSchedule(), 56, 10000.0, 4.0, 64,
+                                                                         sigmas)
+    assert torch.equal(cols["ratio"], want)
+    assert (cols["ratio"][0] >= cols["ratio"][-1]).all()  # compression relaxes as sigma falls
+    assert torch.allclose(cols["temperature"], torch.full_like(cols["temperature"], rope.yarn_attention_scale(4.0)))
+
+
+def test_sega_temperatures_average_to_m_ref(preview):
+    curves = preview.schedule_curves(preview.PreviewRequest(width=2048, height=2048, steps=4, sega=True))
+    temperature = curves["axes"]["rows"]["temperature"]
+    assert torch.allclose(temperature.mean(-1), torch.full((4,), 2.0**0.08, dtype=torch.float64), rtol=1e-9)
+    assert not torch.allclose(temperature, temperature.mean(-1, keepdim=True))
+
+
+def test_below_base_is_flat(preview):
+    curves = preview.schedule_curves(preview.PreviewRequest(width=1024, height=768, steps=3))
+    for axis in curves["axes"].values():
+        assert torch.equal(axis["ratio"], torch.ones_like(axis["ratio"]))
+        assert torch.equal(axis["temperature"], torch.ones_like(axis["temperature"]))
+
+
+def test_cli_writes_a_png(tmp_path):
+    import host
+
+    out = tmp_path / "schedule.png"
+    subprocess.run([sys.executable, str(host.PACK_DIR), "schedule-preview", "--family", "qwen_image", "--width",
+                    "3840", "--height", "2160", "--steps", "8", "--out", str(out)], check=True, timeout=120)
+    from PIL import Image
+
+    with Image.open(out) as image:
+        assert image.size[0] > 400 and image.size[1] > 300
+
+
+def test_node_returns_an_image(comfy_host):
+    import host
+
+    node = host.pack_submodule("nodes.preview_node").DyPESchedulePreview
+    result = node.execute(family="flux", width=3072, height=1536, steps=6, shift=0.0, method="ntk", dynamic=True,
+                          lambda_t=2.0, lambda_s=2.0, base_resolution=0, sega=False)
+    (image,) = result.result
+    assert image.dtype == torch.float32 and image.shape[0] == 1 and image.shape[-1] == 3
+    assert 0.0 <= image.min() and image.max() <= 1.0 and image.std() > 0.05
