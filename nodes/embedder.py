@@ -6,14 +6,7 @@ from __future__ import annotations
 import torch
 
 from ..rope import plain_frequencies, rotation_table
-from .runtime import CALL, AxisSchedule
-
-# Backends without float64: build the table on the CPU, as ComfyUI's own rope() does there.
-_NO_FLOAT64 = frozenset({"mps", "xpu", "privateuseone", "npu"})
-
-
-def math_device(device: torch.device) -> torch.device:
-    return torch.device("cpu") if device.type in _NO_FLOAT64 else device
+from .runtime import CALL, AxisSchedule, math_device
 
 
 class ExtrapolatingRopeEmbedder(torch.nn.Module):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 import torch
 
@@ -56,6 +56,14 @@ class AxisSchedule:
 class CallScope:
     embedder: torch.nn.Module  # the replacement module this call's model holds (guards against foreign calls)
     axes: tuple[AxisSchedule, ...]
+
+
+# Backends without float64: schedules and tables are built on the CPU there, as ComfyUI's own rope() does.
+_NO_FLOAT64 = frozenset({"mps", "xpu", "privateuseone", "npu"})
+
+
+def math_device(device: torch.device) -> torch.device:
+    return torch.device("cpu") if device.type in _NO_FLOAT64 else device
 
 
 RUN: ContextVar[RunScope | None] = ContextVar("dype_sega_run", default=None)
@@ -131,7 +139,8 @@ def build_call_scope(
         return None
     positions = config.effective_positions
     theta = float(embedder.theta)
-    t = sigma.detach().to(torch.float64).reshape(-1)  # flow time = sigma (clamped to [0, 1] in rope/)
+    device = math_device(x.device)
+    t = sigma.detach().to(device=device, dtype=torch.float64).reshape(-1)  # flow time = sigma, clamped in rope/
 
     spectrum = None
     if config.sega is not None:
@@ -139,14 +148,16 @@ def build_call_scope(
         run = RUN.get()
         if run is not None:
             run.fallback_flags.append(~spectrum.valid)
+        if device != x.device:
+            spectrum = replace(spectrum, **{f.name: getattr(spectrum, f.name).to(device) for f in fields(spectrum)})
 
     axes = []
     for column, scale, band_key in zip(adapter.spatial_axes, scales, ("h", "w"), strict=True):
         dim = embedder.axes_dim[column]
         if scale <= 1.0:
-            axes.append(AxisSchedule(column, plain_frequencies(dim, theta, x.device)[None], None))
+            axes.append(AxisSchedule(column, plain_frequencies(dim, theta, device)[None], None))
             continue
-        freqs = axis_frequencies(positions, dim, theta, scale, base_tokens, t.to(x.device))
+        freqs = axis_frequencies(positions, dim, theta, scale, base_tokens, t)
         temperature = None
         if config.sega is not None:
             from ..spectral import pair_scales, reference_temperature
@@ -162,7 +173,7 @@ def build_call_scope(
             )
         elif positions.method == "yarn":
             m_scalar = yarn_attention_scale(scale)
-            temperature = torch.full((1, dim // 2), m_scalar, dtype=torch.float64, device=x.device)
+            temperature = torch.full((1, dim // 2), m_scalar, dtype=torch.float64, device=device)
         axes.append(AxisSchedule(column, freqs, temperature))
     return CallScope(embedder=embedder, axes=tuple(axes))
 
