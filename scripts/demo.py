@@ -1,0 +1,94 @@
+"""Run a shipped example workflow headless on the embedded ComfyUI host, with tiny random-weight stand-ins.
+
+    .venv/bin/python scripts/demo.py [--workflow workflows/<name>.json] [--out out] [--side 256] [--steps 4]
+
+What runs is the real graph of the example: our nodes, the stock text encoding, FluxGuidance, KSampler,
+VAEDecodeTiled and SaveImage, on ComfyUI 0.3.75 in-process. Only the three loaders are swapped for tiny models built
+from ComfyUI's own classes (tests/headless/tiny_pack) and the size is scaled down together with our nodes' trained
+size, so DyPE/SEGA run at the same ratio as the real 4K workflow. The images show random-weight output, not a
+picture: the demo proves the pipeline, not the quality (for that, load the workflow in ComfyUI with the real models).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+DEFAULT_WORKFLOW = ROOT / "workflows" / "flux1-krea-dev_dype_sega_4096.json"
+log = logging.getLogger("demo")
+
+
+def write_schedule_preview(out_dir: Path) -> None:
+    """HOOK (to be filled in): write the DyPE schedule preview PNG for the demo into ``out_dir``."""
+    log.info("schedule preview: not written yet (hook write_schedule_preview in scripts/demo.py), out dir %s",
+             out_dir)
+
+
+def _describe(prompt: dict, tiny: dict, plan) -> list[str]:
+    lines = [f"family: {plan.family}; size scaled by {plan.scale:.4f}"]
+    for node_id, node in prompt.items():
+        kind, real, small = node["class_type"], node["inputs"], tiny[node_id]["inputs"]
+        if kind == "EmptySD3LatentImage":
+            lines.append(f"latent: {real['width']}x{real['height']} -> {small['width']}x{small['height']} px")
+        elif kind.startswith("DyPESEGA_"):
+            shown = {k: v for k, v in small.items() if not isinstance(v, list)}
+            lines.append(f"{kind}: {shown} (base_resolution {real['base_resolution']} in the workflow)")
+        elif kind == "KSampler":
+            lines.append(f"KSampler: seed {real['seed']}, {small['steps']} steps (workflow: {real['steps']}), "
+                         f"cfg {real['cfg']}, {real['sampler_name']}/{real['scheduler']}")
+        elif kind in ("UNETLoader", "DualCLIPLoader", "CLIPLoader", "VAELoader"):
+            files = [v for k, v in real.items() if k.endswith("_name") or k.startswith("clip_name")]
+            lines.append(f"{kind} {files} -> tiny stand-in {tiny[node_id]['class_type']}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workflow", type=Path, default=DEFAULT_WORKFLOW, help="UI-format workflow JSON")
+    parser.add_argument("--out", type=Path, default=ROOT / "out", help="where the PNGs go (default: out/)")
+    parser.add_argument("--side", type=int, default=256, help="long side of the tiny image in px (default 256)")
+    parser.add_argument("--steps", type=int, default=4, help="sampler steps for the tiny run (default 4)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+
+    from headless import registry, runner
+
+    start = time.perf_counter()
+    comfy = registry.boot()
+    if comfy.pack_error:
+        print(f"the pack did not load into ComfyUI: {comfy.pack_error}", file=sys.stderr)
+        return 1
+    workflow_path = args.workflow.resolve()
+    prompt = runner.to_api(runner.load_workflow(workflow_path))
+    checked = runner.validate(prompt)
+    if not checked.ok:
+        print(f"{workflow_path.name} fails ComfyUI validation: {checked.error} {checked.node_errors}", file=sys.stderr)
+        return 1
+    tiny, plan = runner.make_tiny(prompt, side=args.side, steps=args.steps)
+    out_dir = args.out.resolve()
+    result = runner.execute(tiny, out_dir)
+    import comfyui_version  # top-level module of the ComfyUI tree, on sys.path after boot
+
+    print(f"\nworkflow: {workflow_path} ({len(prompt)} API nodes, validated by ComfyUI "
+          f"{comfyui_version.__version__})")
+    for line in _describe(prompt, tiny, plan):
+        print(f"  {line}")
+    if not result.success:
+        print(f"execution failed: {result.error()}", file=sys.stderr)
+        return 1
+    write_schedule_preview(out_dir)
+    for stats in result.stats:
+        print(f"  decoded image {stats['shape']}, finite {stats['finite']}, mean {stats['mean']:.3f}")
+    print(f"ran in {result.seconds:.1f} s (total {time.perf_counter() - start:.1f} s); output:")
+    for image in result.images:
+        print(f"  {image}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

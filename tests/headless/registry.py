@@ -1,0 +1,93 @@
+"""The real ComfyUI node registry in-process: core + comfy_extras + this pack + the tiny stand-in pack.
+
+``object_info()`` is what ``GET /object_info`` would answer (workflows.md §4), built without a server. Model file
+names are registered first (empty files in a temp dir) so the loaders' file combos list them, as on a user's machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import host
+
+TINY_PACK_DIR = Path(__file__).resolve().parent / "tiny_pack"
+VIRTUAL_NODES = frozenset({"MarkdownNote", "Note", "Reroute", "PrimitiveNode"})  # frontend-only, never sent
+OUR_NODE = "DyPESEGA_PatchModel"
+
+# The model files the shipped workflows name, by ComfyUI model folder (what users download).
+MODEL_FILES: dict[str, tuple[str, ...]] = {
+    "diffusion_models": ("flux1-dev.safetensors", "flux1-krea-dev.safetensors", "qwen_image_fp8_e4m3fn.safetensors"),
+    "text_encoders": ("clip_l.safetensors", "t5xxl_fp16.safetensors", "qwen_2.5_vl_7b_fp8_scaled.safetensors"),
+    "vae": ("ae.safetensors", "qwen_image_vae.safetensors"),
+}
+
+
+@dataclass
+class Host:
+    """The booted host: what loaded, and why the pack did not (if it did not)."""
+
+    pack_nodes: list[str] = field(default_factory=list)
+    pack_error: str | None = None
+    model_dir: Path | None = None
+
+    def object_info(self) -> dict[str, Any]:
+        """``/object_info`` for every registered node, JSON round-tripped (tuples become lists)."""
+        from comfy_api.internal import _ComfyNodeInternal
+
+        import nodes
+
+        infos: dict[str, Any] = {}
+        for name, cls in nodes.NODE_CLASS_MAPPINGS.items():
+            if issubclass(cls, _ComfyNodeInternal):
+                infos[name] = cls.GET_NODE_INFO_V1()
+            else:
+                infos[name] = {"input": cls.INPUT_TYPES(), "output": list(cls.RETURN_TYPES),
+                               "display_name": nodes.NODE_DISPLAY_NAME_MAPPINGS.get(name, name)}
+        return json.loads(json.dumps(infos, default=str))
+
+    def pack_defines_our_nodes(self) -> bool:
+        """Whether the pack's source mentions our node id at all (the nodes may not have landed yet)."""
+        return any(OUR_NODE in p.read_text(encoding="utf-8", errors="replace")
+                   for p in (host.PACK_DIR / "nodes").rglob("*.py")) if (host.PACK_DIR / "nodes").is_dir() else False
+
+
+_HOST: Host | None = None
+
+
+def _register_model_files() -> Path:
+    import folder_paths
+
+    root = Path(tempfile.mkdtemp(prefix="dype_sega_models_"))
+    for folder, names in MODEL_FILES.items():
+        (root / folder).mkdir()
+        for name in names:
+            (root / folder / name).touch()
+        folder_paths.add_model_folder_path(folder, str(root / folder))
+    return root
+
+
+def boot() -> Host:
+    """Boot once per process: ComfyUI, its extra nodes, this pack (if loadable), the tiny pack, model files."""
+    global _HOST
+    if _HOST is not None:
+        return _HOST
+    host.boot()
+    import nodes
+
+    asyncio.run(nodes.init_extra_nodes(init_custom_nodes=False, init_api_nodes=False))
+    result = Host()
+    try:
+        host.load_pack_via_comfyui()
+        result.pack_nodes = list(host._booted.get("pack_nodes", []))
+    except RuntimeError as exc:  # the pack may be mid-edit; callers decide whether that is a skip or a failure
+        result.pack_error = str(exc)
+    if not asyncio.run(nodes.load_custom_node(str(TINY_PACK_DIR), module_parent="custom_nodes")):
+        raise RuntimeError(f"ComfyUI refused to load the tiny stand-in pack at {TINY_PACK_DIR}")
+    result.model_dir = _register_model_files()
+    _HOST = result
+    return result

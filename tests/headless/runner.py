@@ -1,0 +1,170 @@
+"""Run a shipped workflow headless: convert, validate with ComfyUI, shrink to tiny stand-ins, execute.
+
+Shared by tests/test_workflows.py and scripts/demo.py. The tiny run keeps every stock node between the loaders and
+SaveImage and our nodes as they are; it swaps the three loaders for tiny_pack, scales the latent and our nodes'
+``base_resolution`` by the same factor (so DyPE/SEGA see the real ratio of target to trained size, e.g. 4×), cuts
+the steps, and adds an image-stats output node next to every SaveImage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import registry
+from .convert import ui_to_api
+
+WORKFLOWS_DIR = Path(__file__).resolve().parents[2] / "workflows"
+FAMILY_BY_CLIP_TYPE = {"flux": "flux", "qwen_image": "qwen_image"}
+FAMILY_BASE_PX = {"flux": 1024, "qwen_image": 1328}  # what base_resolution 0 means (families.md §4)
+OUR_NODES = ("DyPESEGA_PatchModel", "DyPESEGA_SEGAAttention")
+TINY_LOADERS = {"UNETLoader": "DyPESEGATest_TinyModelLoader", "DualCLIPLoader": "DyPESEGATest_TinyCLIPLoader",
+                "CLIPLoader": "DyPESEGATest_TinyCLIPLoader", "VAELoader": "DyPESEGATest_TinyVAELoader"}
+STATS_NODE = "DyPESEGATest_TinyImageStats"
+
+
+def load_workflow(path: str | Path) -> dict[str, Any]:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def to_api(workflow: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Convert against the live registry (boots the host on first use)."""
+    return ui_to_api(workflow, registry.boot().object_info())
+
+
+def family_of(prompt: dict[str, dict[str, Any]]) -> str:
+    """The model family, from the text encoder loader's ``type`` (the one field a user sets for it)."""
+    types = {n["inputs"].get("type") for n in prompt.values() if n["class_type"] in ("DualCLIPLoader", "CLIPLoader")}
+    families = {FAMILY_BY_CLIP_TYPE[t] for t in types if t in FAMILY_BY_CLIP_TYPE}
+    if len(families) != 1:
+        raise ValueError(f"cannot tell the model family from text encoder types {types}")
+    return families.pop()
+
+
+def _round16(px: float) -> int:
+    return max(16, int(round(px / 16)) * 16)
+
+
+@dataclass
+class TinyPlan:
+    """What make_tiny changed, for logs and assertions."""
+
+    family: str
+    scale: float
+    latent_px: list[tuple[int, int]] = field(default_factory=list)  # (width, height) per latent node
+    base_px: dict[str, int] = field(default_factory=dict)  # our node id -> tiny base_resolution
+
+
+def make_tiny(prompt: dict[str, dict[str, Any]], *, side: int = 256, steps: int = 2,
+              base_px: int | None = None) -> tuple[dict[str, dict[str, Any]], TinyPlan]:
+    """A copy of ``prompt`` on tiny stand-ins with the long side ``side`` px; ``base_px`` overrides our nodes'."""
+    tiny = copy.deepcopy(prompt)
+    family = family_of(prompt)
+    latents = [n for n in tiny.values() if n["class_type"] == "EmptySD3LatentImage"]
+    if not latents:
+        raise ValueError("no EmptySD3LatentImage in the workflow")
+    scale = side / max(max(n["inputs"]["width"], n["inputs"]["height"]) for n in latents)
+    plan = TinyPlan(family, scale)
+    for node_id, node in list(tiny.items()):
+        inputs, kind = node["inputs"], node["class_type"]
+        if kind in TINY_LOADERS:
+            node["class_type"], node["inputs"] = TINY_LOADERS[kind], {"family": family, "seed": 0}
+        elif kind == "EmptySD3LatentImage":
+            inputs["width"], inputs["height"] = _round16(inputs["width"] * scale), _round16(inputs["height"] * scale)
+            plan.latent_px.append((inputs["width"], inputs["height"]))
+        elif kind in OUR_NODES:
+            real = inputs.get("base_resolution") or FAMILY_BASE_PX[family]
+            inputs["base_resolution"] = base_px if base_px is not None else _round16(real * scale)
+            plan.base_px[node_id] = inputs["base_resolution"]
+        elif kind in ("KSampler", "KSamplerAdvanced"):
+            inputs["steps"] = steps
+        elif kind == "VAEDecodeTiled":
+            inputs["tile_size"], inputs["overlap"] = 128, 32  # still several tiles at 256 px
+        elif kind == "SaveImage":
+            tiny[f"{node_id}_stats"] = {"class_type": STATS_NODE, "inputs": {"images": inputs["images"]},
+                                        "_meta": {"title": "tiny image stats"}}
+    return tiny, plan
+
+
+@dataclass
+class Validation:
+    ok: bool
+    error: Any
+    outputs: list[str]
+    node_errors: dict[str, Any]
+
+
+def validate(prompt: dict[str, dict[str, Any]]) -> Validation:
+    """ComfyUI's own ``execution.validate_prompt`` (0.3.75: async)."""
+    registry.boot()
+    import execution
+
+    ok, error, outputs, node_errors = asyncio.run(execution.validate_prompt(str(uuid.uuid4()), prompt, None))
+    return Validation(bool(ok), error, list(outputs), node_errors)
+
+
+class _NoServer:
+    """The part of PromptServer that PromptExecutor touches."""
+
+    client_id = None
+    last_node_id = None
+
+    def send_sync(self, event: str, data: Any, sid: Any = None) -> None:
+        return None  # no client to notify
+
+
+@dataclass
+class RunResult:
+    success: bool
+    seconds: float
+    outputs: dict[str, Any]  # history "outputs": node id -> ui dict
+    messages: list
+    images: list[Path]  # files SaveImage wrote
+    stats: list[dict[str, Any]]  # from the tiny image-stats nodes
+
+    def error(self) -> str:
+        failed = [d for e, d in self.messages if e == "execution_error"]
+        if not failed:
+            return ""
+        d = failed[-1]
+        return f"{d.get('node_type')} (node {d.get('node_id')}): {d.get('exception_type')}: " \
+               f"{d.get('exception_message')}\n{''.join(d.get('traceback', []))}"
+
+
+def execute(prompt: dict[str, dict[str, Any]], out_dir: Path) -> RunResult:
+    """Validate, then run with ``PromptExecutor`` in-process; files land in ``out_dir``."""
+    registry.boot()
+    import comfy.model_management
+    import execution
+    import folder_paths
+
+    checked = validate(prompt)
+    if not checked.ok:
+        raise ValueError(f"prompt failed validation: {checked.error} {checked.node_errors}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    folder_paths.set_output_directory(str(out_dir))
+    folder_paths.set_temp_directory(str(out_dir / "temp"))
+    executor = execution.PromptExecutor(_NoServer(), cache_type=False, cache_args={"lru": 0, "ram": 0})
+    start = time.perf_counter()
+    try:
+        executor.execute(prompt, str(uuid.uuid4()), {}, checked.outputs)
+    finally:  # no executor cache holds them, but model_management does: leave the host as we found it
+        comfy.model_management.unload_all_models()
+    seconds = time.perf_counter() - start
+    outputs = executor.history_result.get("outputs", {}) if executor.success else {}
+    images = [out_dir / im.get("subfolder", "") / im["filename"]
+              for ui in outputs.values() for im in ui.get("images", [])]
+    stats = [s for ui in outputs.values() for s in ui.get("tiny_stats", [])]
+    return RunResult(executor.success, seconds, outputs, executor.status_messages, images, stats)
+
+
+def run_workflow_tiny(path: str | Path, out_dir: Path, **tiny_kwargs: Any) -> tuple[RunResult, TinyPlan]:
+    """Load a UI workflow, convert it, swap in the tiny stand-ins and execute it."""
+    tiny, plan = make_tiny(to_api(load_workflow(path)), **tiny_kwargs)
+    return execute(tiny, out_dir), plan
