@@ -23,10 +23,30 @@ DEFAULT_WORKFLOW = ROOT / "workflows" / "flux1-krea-dev_dype_sega_4096.json"
 log = logging.getLogger("demo")
 
 
-def write_schedule_preview(out_dir: Path) -> None:
-    """HOOK (to be filled in): write the DyPE schedule preview PNG for the demo into ``out_dir``."""
-    log.info("schedule preview: not written yet (hook write_schedule_preview in scripts/demo.py), out dir %s",
-             out_dir)
+def write_schedule_preview(out_dir: Path, prompt: dict, family: str) -> Path:
+    """Write the DyPE/SEGA schedule preview of the workflow's real (full-size) settings into ``out_dir``."""
+    import host
+
+    preview = host.pack_submodule("nodes.schedule_preview")
+    rope = host.pack_submodule("rope")
+    nodes = {node["class_type"]: node["inputs"] for node in prompt.values()}
+    latent = nodes.get("EmptySD3LatentImage", {})
+    dype = nodes.get("DyPESEGA_PatchModel", {})
+    sampler = nodes.get("KSampler", {})
+    schedule = rope.PositionSchedule(
+        method=dype.get("method", "ntk" if dype == {} else "yarn"), dynamic=dype.get("dynamic", dype != {}),
+        lambda_t=dype.get("lambda_t", 2.0), lambda_s=dype.get("lambda_s", 2.0),
+        threshold_rule=dype.get("yarn_thresholds", "multiply"),
+    )
+    request = preview.PreviewRequest(
+        family=family, width=int(latent.get("width", 4096)), height=int(latent.get("height", 4096)),
+        steps=int(sampler.get("steps", 28)), schedule=schedule, base_px=float(dype.get("base_resolution", 0)),
+        sega="DyPESEGA_SEGAAttention" in nodes,
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "schedule_preview.png"
+    preview.render(request).save(path)
+    return path
 
 
 def _describe(prompt: dict, tiny: dict, plan) -> list[str]:
@@ -81,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     if not result.success:
         print(f"execution failed: {result.error()}", file=sys.stderr)
         return 1
-    write_schedule_preview(out_dir)
+    print(f"  schedule preview: {write_schedule_preview(out_dir, prompt, plan.family)}")
     for stats in result.stats:
         print(f"  decoded image {stats['shape']}, finite {stats['finite']}, mean {stats['mean']:.3f}")
     print(f"ran in {result.seconds:.1f} s (total {time.perf_counter() - start:.1f} s); output:")
