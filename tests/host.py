@@ -14,9 +14,10 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import stubs
+
 PACK_DIR = Path(__file__).resolve().parents[1]
 PACK_NAME = "dype_sega"  # fixed import name: CI clones into a folder of unknown name
-_STUBS = Path(__file__).resolve().parent / "_stubs"
 _booted: dict[str, object] = {}
 
 
@@ -40,8 +41,7 @@ def boot() -> Path:
     if "root" in _booted:
         return _booted["root"]  # type: ignore[return-value]
     root = comfyui_root()
-    if importlib.util.find_spec("torchvision") is None:
-        sys.path.insert(0, str(_STUBS))  # ComfyUI only needs `torchvision.transforms` to import
+    stubs.install()  # torchvision/torchaudio: imported by ComfyUI at load time, never used on our paths
     sys.path.insert(0, str(root))
     import comfy.cli_args
 

@@ -43,11 +43,38 @@ def _randomize(model: torch.nn.Module, seed: int) -> None:
             p.copy_(torch.randn(p.shape, generator=gen, dtype=torch.float32).to(p.dtype) * 0.05)
 
 
+# image_model -> (module, dataclass) holding that family's constructor parameters
+_PARAMS_CLASS = {
+    "flux": ("comfy.ldm.flux.model", "FluxParams"),
+    "flux2": ("comfy.ldm.flux.model", "FluxParams"),
+    "chroma": ("comfy.ldm.chroma.model", "ChromaParams"),
+    "chroma_radiance": ("comfy.ldm.chroma_radiance.model", "ChromaRadianceParams"),
+}
+
+
+def host_unet_config(unet_config: dict) -> dict:
+    """``unet_config`` plus the fields this host's model classes require that older hosts lack.
+
+    Newer hosts (the Ovis commit, after 0.3.75) made ``txt_ids_dims`` a required Flux/Chroma parameter: which id
+    columns carry text positions. ``[]`` (``[3]`` for Flux.2) is the layout 0.3.75 hard-codes, so it changes nothing.
+    """
+    import dataclasses
+    import importlib
+
+    config = dict(unet_config)
+    where = _PARAMS_CLASS.get(config.get("image_model", ""))
+    if where is not None and "txt_ids_dims" not in config:
+        params = getattr(importlib.import_module(where[0]), where[1])
+        if "txt_ids_dims" in {f.name for f in dataclasses.fields(params)}:
+            config["txt_ids_dims"] = [3] if config["image_model"] == "flux2" else []
+    return config
+
+
 def _build(class_name: str, unet_config: dict, seed: int):
     import comfy.model_patcher
     import comfy.supported_models
 
-    model_config = getattr(comfy.supported_models, class_name)(dict(unet_config))
+    model_config = getattr(comfy.supported_models, class_name)(host_unet_config(unet_config))
     model_config.set_inference_dtype(torch.float32, None)
     model = model_config.get_model({})
     _randomize(model, seed)

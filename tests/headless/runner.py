@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import inspect
 import json
 import time
 import uuid
@@ -137,6 +138,20 @@ class RunResult:
                f"{d.get('exception_message')}\n{''.join(d.get('traceback', []))}"
 
 
+def _no_cache_kwargs(executor_class: type) -> dict[str, Any]:
+    """Cache arguments that keep nothing, in the form this host's ``PromptExecutor`` takes.
+
+    0.3.64 takes ``cache_size=``; 0.3.75 reads ``cache_args["lru"]``/``["ram"]``; 0.3.76+ also ``["ram_inactive"]``.
+    Keys a host does not read are ignored, so one dict serves every ``cache_args`` host.
+    """
+    parameters = inspect.signature(executor_class.__init__).parameters
+    if "cache_args" in parameters:
+        return {"cache_args": {"lru": 0, "ram": 0, "ram_inactive": 0}}
+    if "cache_size" in parameters:
+        return {"cache_size": 0}
+    return {}
+
+
 def execute(prompt: dict[str, dict[str, Any]], out_dir: Path) -> RunResult:
     """Validate, then run with ``PromptExecutor`` in-process; files land in ``out_dir``."""
     registry.boot()
@@ -150,7 +165,7 @@ def execute(prompt: dict[str, dict[str, Any]], out_dir: Path) -> RunResult:
     out_dir.mkdir(parents=True, exist_ok=True)
     folder_paths.set_output_directory(str(out_dir))
     folder_paths.set_temp_directory(str(out_dir / "temp"))
-    executor = execution.PromptExecutor(_NoServer(), cache_type=False, cache_args={"lru": 0, "ram": 0})
+    executor = execution.PromptExecutor(_NoServer(), cache_type=False, **_no_cache_kwargs(execution.PromptExecutor))
     start = time.perf_counter()
     try:
         executor.execute(prompt, str(uuid.uuid4()), {}, checked.outputs)

@@ -134,8 +134,11 @@ def check_workflow(wf: dict[str, Any], object_info: dict[str, Any], virtual: fro
         for name, spec in ordered_inputs(info):
             if name in info["input"].get("required", {}) and name not in widget_names and name not in linked:
                 errors.append(f"{where}: required input {name!r} ({input_kind(spec)[0]}) is not linked")
+        # A newer host may append outputs (SaveImage gained IMAGE after 0.3.75): a file saved by an older frontend
+        # lists a prefix of them. Output sockets are matched by index, so a prefix still links correctly.
         outputs = [o["type"] for o in node.get("outputs", [])]
-        if outputs != [str(t) if not isinstance(t, list) else "COMBO" for t in info["output"]]:
+        schema_outputs = [str(t) if not isinstance(t, list) else "COMBO" for t in info["output"]]
+        if outputs != schema_outputs[: len(outputs)]:
             errors.append(f"{where}: outputs {outputs} differ from the schema {info['output']}")
     errors += _check_links(links, nodes)
     return errors

@@ -1,1 +1,0 @@
-"""Test-only import stub (see the package docstring)."""
