@@ -9,11 +9,18 @@ Nothing here is stored on the model, the embedder or module globals. Each wrappe
   however many model calls ComfyUI makes in that step (split conds).
 * APPLY_MODEL → ``CallScope``: the live sigma, the token grid, the per-axis frequencies and temperatures that the
   replacement embedder turns into the rotation table.
+
+Newer hosts can run the model calls of one step on worker threads (multi-GPU: ``_calc_cond_batch_multigpu`` and
+``MultiGPUThreadPool``), where the main thread's ``ContextVar`` values are not visible. So the step scope (which
+points at its run scope) also travels in the ``transformer_options`` of that step's calls, under ``STEP_KEY``:
+ComfyUI copies those options into every call, worker threads included. It is a fresh options dict per step, never
+the clone's own ``model_options``.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from contextvars import ContextVar
 from dataclasses import dataclass, field, fields, replace
 
@@ -40,7 +47,12 @@ class RunScope:
 @dataclass
 class StepScope:
     x_in: torch.Tensor
+    run: RunScope | None = None  # the run this step belongs to, for calls on threads that cannot see RUN
     spectra: dict = field(default_factory=dict)  # (patch_size, settings) -> LatentSpectrum of x_in
+    lock: threading.Lock = field(default_factory=threading.Lock)  # one spectrum even when calls run in parallel
+
+    def __deepcopy__(self, memo: dict) -> StepScope:
+        return self  # a scope is shared by reference: a copied options dict must still reach the same step
 
 
 @dataclass(frozen=True)
@@ -58,21 +70,43 @@ class CallScope:
     axes: tuple[AxisSchedule, ...]
 
 
-# Backends without float64: schedules and tables are built on the CPU there, as ComfyUI's own rope() does.
-_NO_FLOAT64 = frozenset({"mps", "xpu", "privateuseone", "npu"})
-
-
 def math_device(device: torch.device) -> torch.device:
-    return torch.device("cpu") if device.type in _NO_FLOAT64 else device
+    """Where schedules and tables are built: ``device``, or the CPU where the host says it has no float64.
+
+    Follows the host's own test, as its ``rope()`` does: ``supports_fp64`` on newer hosts (MPS, Intel XPU,
+    DirectML, Iluvatar), the MPS/XPU/DirectML checks of ``flux/math.py`` on 0.3.75.
+    """
+    import comfy.model_management as mm
+
+    supports_fp64 = getattr(mm, "supports_fp64", None)
+    if supports_fp64 is not None:
+        no_fp64 = not supports_fp64(device)
+    else:
+        no_fp64 = mm.is_device_mps(device) or mm.is_intel_xpu() or mm.is_directml_enabled()
+    return torch.device("cpu") if no_fp64 else device
 
 
 RUN: ContextVar[RunScope | None] = ContextVar("dype_sega_run", default=None)
 STEP: ContextVar[StepScope | None] = ContextVar("dype_sega_step", default=None)
 CALL: ContextVar[CallScope | None] = ContextVar("dype_sega_call", default=None)
+STEP_KEY = "dype_sega_step"  # transformer_options key carrying the StepScope to calls on other threads
 
 
-def _warn(message: str) -> None:
+def _current_step(transformer_options: dict | None) -> StepScope | None:
+    step = STEP.get()
+    if step is None and transformer_options is not None:
+        value = transformer_options.get(STEP_KEY)
+        step = value if isinstance(value, StepScope) else None
+    return step
+
+
+def _current_run(step: StepScope | None) -> RunScope | None:
     run = RUN.get()
+    return run if run is not None or step is None else step.run
+
+
+def _warn(message: str, run: RunScope | None = None) -> None:
+    run = run or RUN.get()
     if run is not None:
         run.warn_once(message)
     else:
@@ -98,24 +132,29 @@ def outer_sample_wrapper(executor, *args, **kwargs):
 
 def calc_cond_batch_wrapper(executor, model, conds, x_in, timestep, model_options):
     """Open a step scope holding the step's full latent, so the spectrum is computed once per step."""
-    token = STEP.set(StepScope(x_in=x_in))
+    step = StepScope(x_in=x_in, run=RUN.get())
+    options = dict(model_options)  # the step's own copy: the clone's model_options are never written
+    options["transformer_options"] = {**model_options.get("transformer_options", {}), STEP_KEY: step}
+    token = STEP.set(step)
     try:
-        return executor(model, conds, x_in, timestep, model_options)
+        return executor(model, conds, x_in, timestep, options)
     finally:
         STEP.reset(token)
 
 
-def _latent_spectrum(x: torch.Tensor, adapter: FamilyAdapter, settings):
+def _latent_spectrum(x: torch.Tensor, adapter: FamilyAdapter, settings, step: StepScope | None):
     """Per-sample spectrum for the rows of this call, reusing the step's when the call holds the step's samples."""
     from ..spectral import latent_spectrum
 
-    step = STEP.get()
     if step is None or step.x_in.shape[1:] != x.shape[1:] or x.shape[0] % step.x_in.shape[0]:
         return latent_spectrum(x, adapter.patch_size, settings)  # called outside a sampler step, or area-cropped
     key = (adapter.patch_size, settings)
-    spectrum = step.spectra.get(key)
-    if spectrum is None:
-        spectrum = step.spectra[key] = latent_spectrum(step.x_in, adapter.patch_size, settings)
+    with step.lock:
+        spectrum = step.spectra.get(key)
+        if spectrum is None:
+            spectrum = step.spectra[key] = latent_spectrum(step.x_in.to(x.device), adapter.patch_size, settings)
+    if spectrum.valid.device != x.device:  # a worker thread on another device
+        spectrum = replace(spectrum, **{f.name: getattr(spectrum, f.name).to(x.device) for f in fields(spectrum)})
     repeats = x.shape[0] // step.x_in.shape[0]
     if repeats == 1:
         return spectrum
@@ -129,7 +168,12 @@ def _repeat_rows(value: torch.Tensor, repeats: int) -> torch.Tensor:
 
 
 def build_call_scope(
-    config: PatchConfig, adapter: FamilyAdapter, embedder: torch.nn.Module, x: torch.Tensor, sigma: torch.Tensor
+    config: PatchConfig,
+    adapter: FamilyAdapter,
+    embedder: torch.nn.Module,
+    x: torch.Tensor,
+    sigma: torch.Tensor,
+    step: StepScope | None = None,
 ) -> CallScope | None:
     """The schedule for one model call, or None when nothing is above the trained grid (exact stock behaviour)."""
     base_tokens = adapter.base_tokens(config.base_px(adapter.default_base_px))
@@ -144,8 +188,8 @@ def build_call_scope(
 
     spectrum = None
     if config.sega is not None:
-        spectrum = _latent_spectrum(x, adapter, config.sega)
-        run = RUN.get()
+        spectrum = _latent_spectrum(x, adapter, config.sega, step)
+        run = _current_run(step)
         if run is not None:
             run.fallback_flags.append(~spectrum.valid)
         if device != x.device:
@@ -184,6 +228,7 @@ def apply_model_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control
     config = read_config(transformer_options or {})
     scope = None
     if config is not None:
+        step = _current_step(transformer_options)
         import comfy.utils
 
         from .embedder import ExtrapolatingRopeEmbedder
@@ -192,12 +237,13 @@ def apply_model_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control
         adapter = detect_family(base_model)
         embedder = comfy.utils.get_attr(base_model, adapter.embedder_attr)
         if isinstance(embedder, ExtrapolatingRopeEmbedder):
-            scope = build_call_scope(config, adapter, embedder, x, t)
+            scope = build_call_scope(config, adapter, embedder, x, t, step)
         else:
             _warn(
                 f"DyPE/SEGA: {adapter.embedder_attr} of {type(base_model).__name__} is "
                 f"{type(embedder).__name__}, not our embedder (another node replaced it after ours?); "
-                "sampling without DyPE/SEGA."
+                "sampling without DyPE/SEGA.",
+                _current_run(step),
             )
     token = CALL.set(scope)
     try:
