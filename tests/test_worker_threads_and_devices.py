@@ -87,3 +87,43 @@ def test_tables_are_built_where_the_host_has_float64(monkeypatch):
         monkeypatch.setattr(mm, "is_device_mps", lambda device: torch.device(device).type == "meta")
     assert runtime.math_device(meta) == torch.device("cpu")
     assert runtime.math_device(torch.device("cpu")) == torch.device("cpu")
+
+
+def _kitchen():
+    import comfy.quant_ops
+
+    ck = getattr(comfy.quant_ops, "ck", None)
+    if ck is None or not hasattr(ck, "apply_rope"):
+        pytest.skip("this host applies RoPE in plain torch (no comfy-kitchen dispatch in comfy.quant_ops)")
+    return ck
+
+
+def _scaled_per_sample_table(n_tokens: int = 40, pairs: int = 64) -> torch.Tensor:
+    """A pack-style table: (2, 1, N, pairs, 2, 2) float32, each sample with its own per-pair temperatures."""
+    rope = _pack("rope")
+    gen = torch.Generator().manual_seed(3)
+    positions = torch.randint(0, 200, (1, n_tokens), generator=gen).to(torch.float32)
+    freqs = rope.plain_frequencies(2 * pairs, 10000.0)[None]
+    temperature = 1.0 + 0.3 * torch.rand(2, pairs, generator=gen, dtype=torch.float64)
+    return rope.rotation_table(positions, freqs, temperature).unsqueeze(1)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_comfy_kitchen_rope_reads_our_scaled_per_sample_tables(device):
+    """Newer hosts apply RoPE through comfy-kitchen; its kernels must use all four matrix entries and per-batch rows.
+
+    Compared with the host's own eager formula (``flux.math._apply_rope1``, what it runs in training) on the CPU.
+    """
+    ck = _kitchen()
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device: the CUDA/triton kernels are checked only where one exists")
+    import comfy.ldm.flux.math as flux_math
+
+    table = _scaled_per_sample_table()
+    gen = torch.Generator().manual_seed(4)
+    q, k = (torch.randn(2, 3, table.shape[2], 128, generator=gen) for _ in range(2))
+    want_q, want_k = flux_math._apply_rope1(q, table), flux_math._apply_rope1(k, table)
+    got_q, got_k = ck.apply_rope(q.to(device), k.to(device), table.to(device))
+    torch.testing.assert_close(got_q.cpu(), want_q, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(got_k.cpu(), want_k, rtol=1e-5, atol=1e-5)
+    assert not torch.allclose(want_q[0], flux_math._apply_rope1(q, table[1:].expand_as(table))[0])  # rows differ
