@@ -185,3 +185,12 @@ def test_checks_catch_shifted_widgets_and_unknown_files(object_info, our_nodes):
     result = runner.validate(ui_to_api(wf, object_info))
     assert not result.ok
     assert any(e["type"] == "value_not_in_list" for err in result.node_errors.values() for e in err["errors"])
+
+
+def test_ui_check_accepts_outputs_a_newer_host_appends_but_not_changed_ones(object_info, our_nodes):
+    wf = runner.load_workflow(runner.WORKFLOWS_DIR / "flux1-dev_dype_4096.json")
+    _node(wf, "SaveImage")["outputs"] = []  # as saved by a 0.3.75-era frontend, whatever the host appends since
+    assert uicheck.check_workflow(wf, object_info, registry.VIRTUAL_NODES) == []
+    _node(wf, "VAEDecodeTiled")["outputs"][0]["type"] = "LATENT"
+    errors = uicheck.check_workflow(wf, object_info, registry.VIRTUAL_NODES)
+    assert any("VAEDecodeTiled: outputs ['LATENT'] differ" in e for e in errors), errors
