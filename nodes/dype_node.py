@@ -31,7 +31,8 @@ class DyPEPatchModel(io.ComfyNode):
                 io.Combo.Input(
                     "method", options=list(METHODS), default="yarn",
                     tooltip="yarn: DyPE's two-stage YaRN ramp (best; with its attention temperature 0.1·ln s + 1). "
-                    "ntk: NTK-aware base change. pi: position interpolation. off: plain RoPE (only useful with SEGA).",
+                    "ntk: NTK-aware base change. pi: position interpolation, positions divided by s^κ(t) (exactly s at pure "
+                    "noise, as static PI). off: plain RoPE (only useful with SEGA).",
                 ),
                 io.Boolean.Input(
                     "dynamic", default=True,
@@ -45,8 +46,9 @@ class DyPEPatchModel(io.ComfyNode):
                 ),
                 io.Float.Input(
                     "lambda_s", default=2.0, min=0.0, max=8.0, step=0.05,
-                    tooltip="λs, for ntk and pi (and yarn 'power' thresholds): the scale exponent at pure noise is "
-                    "λs·κ(t). Official DyPE NTK: 2. Ignored by yarn with 'multiply' thresholds.",
+                    tooltip="λs, for ntk (official DyPE: 2): the NTK base factor is base_ntk^(λs·κ(t)); and for yarn "
+                    "'power' thresholds (thresholds^(λs·κ(t))). Not used by yarn 'multiply' (the default) nor by pi, "
+                    "which compresses positions by exactly s at pure noise (static PI) and by s^κ(t) later.",
                 ),
                 io.Int.Input(
                     "base_resolution", default=0, min=0, max=16384, step=16,

@@ -204,14 +204,14 @@ def build_call_scope(
         freqs = axis_frequencies(positions, dim, theta, scale, base_tokens, t)
         temperature = None
         if config.sega is not None:
-            from ..spectral import pair_scales, reference_temperature
+            from ..spectral import axis_temperatures
 
-            temperature = pair_scales(
+            temperature = axis_temperatures(
                 freqs,
                 getattr(spectrum, f"band_{band_key}"),
                 getattr(spectrum, f"axis_{band_key}"),
                 spectrum.spread,
-                reference_temperature(scale, config.sega.kappa),
+                scale,
                 config.sega,
                 spectrum.valid,
             )

@@ -15,6 +15,8 @@ from pathlib import Path
 import torch
 
 from ..rope import PositionSchedule, axis_frequencies, plain_frequencies, yarn_attention_scale
+from ..spectral import ALLOCATIONS, REFERENCE_RULES, SegaSettings
+from .config import SEGA_ALONE_POSITIONS
 from .families import ADAPTERS, FamilyAdapter
 
 logger = logging.getLogger(__name__)
@@ -34,6 +36,13 @@ class PreviewRequest:
     schedule: PositionSchedule = PositionSchedule()
     base_px: float = 0.0  # 0: the family default
     sega: bool = True
+    sega_settings: SegaSettings = SegaSettings()
+    sega_alone: bool = False  # SEGA Attention without DyPE (the published recipe): static NTK, ``schedule`` unused
+
+    @property
+    def positions(self) -> PositionSchedule:
+        """The positions the patched model uses: SEGA alone has static NTK, as the node does."""
+        return SEGA_ALONE_POSITIONS if self.sega and self.sega_alone else self.schedule
 
 
 def flow_sigmas(steps: int, family: str, shift: float | None = None) -> torch.Tensor:
@@ -82,10 +91,10 @@ def schedule_curves(request: PreviewRequest) -> dict:
     sigmas = flow_sigmas(request.steps, request.family, request.shift)[:-1]
     original = plain_frequencies(AXIS_DIM, THETA)
     spectrum = None
+    settings = request.sega_settings
     if request.sega:
-        from ..spectral import SegaSettings, latent_spectrum
+        from ..spectral import latent_spectrum
 
-        settings = SegaSettings()
         # Profiles only depend on the grid, so a coarser synthetic grid with the same token aspect keeps this fast.
         preview_grid = tuple(min(n, 128) for n in grid)
         spectrum = latent_spectrum(_synthetic_latents(sigmas, preview_grid, adapter.patch_size), adapter.patch_size,
@@ -93,15 +102,14 @@ def schedule_curves(request: PreviewRequest) -> dict:
     axes = {}
     for name, n, key in (("rows", grid[0], "h"), ("columns", grid[1], "w")):
         scale = n / base_tokens
-        freqs = axis_frequencies(request.schedule, AXIS_DIM, THETA, scale, base_tokens, sigmas)
+        freqs = axis_frequencies(request.positions, AXIS_DIM, THETA, scale, base_tokens, sigmas)
         if scale <= 1.0:
             temperature = torch.ones_like(freqs)
         elif spectrum is not None:
-            from ..spectral import pair_scales, reference_temperature
+            from ..spectral import axis_temperatures
 
-            temperature = pair_scales(freqs, getattr(spectrum, f"band_{key}"), getattr(spectrum, f"axis_{key}"),
-                                      spectrum.spread, reference_temperature(scale, settings.kappa), settings,
-                                      spectrum.valid)
+            temperature = axis_temperatures(freqs, getattr(spectrum, f"band_{key}"), getattr(spectrum, f"axis_{key}"),
+                                            spectrum.spread, scale, settings, spectrum.valid)
         elif request.schedule.method == "yarn":
             temperature = torch.full_like(freqs, yarn_attention_scale(scale))
         else:
@@ -131,15 +139,24 @@ def render(request: PreviewRequest):
     steps = len(curves["sigmas"])
     pw, ph = max(steps * cell_w, 240), AXIS_DIM // 2 * cell_h
     width = margin + 2 * (pw + panel_gap) + 40
-    height = 70 + 2 * (ph + 70) + 20
+    height = 86 + 2 * (ph + 70) + 20
     image = Image.new("RGB", (width, height), (250, 250, 250))
     draw = ImageDraw.Draw(image)
-    method = request.schedule.method + (" (DyPE)" if request.schedule.dynamic else " (static)")
+    if request.sega and request.sega_alone:
+        method = "SEGA alone: static ntk (published recipe)"
+    else:
+        method = request.schedule.method + (" (DyPE)" if request.schedule.dynamic else " (static)")
+        method += " + SEGA (our composition)" if request.sega else ""
     draw.text((10, 8), f"{request.family}  {request.width}x{request.height}  {steps} steps  method {method}  "
               f"base {curves['base_tokens']:.0f} tokens/axis", fill=(0, 0, 0), font=font)
+    settings = request.sega_settings
     temp_label = "SEGA per-pair temperature (synthetic latent)" if request.sega else "attention temperature"
     draw.text((10, 24), f"top: log2(original / used frequency) per RoPE pair (row 0 = fastest) across steps; "
               f"bottom: {temp_label}", fill=(60, 60, 60), font=font)
+    if request.sega:
+        draw.text((10, 40), f"SEGA: allocation {settings.allocation}, m_ref {settings.m_ref}, floor "
+                  f"{settings.floor:g}, kappa {settings.kappa:g}, alpha {settings.alpha:g}, beta {settings.beta:g}",
+                  fill=(60, 60, 60), font=font)
     ratio_max = max(float(torch.log2(a["ratio"]).max()) for a in curves["axes"].values()) or 1.0
     temps = torch.cat([a["temperature"].reshape(-1) for a in curves["axes"].values()])
     t_lo, t_hi = float(temps.min()), float(temps.max())
@@ -150,7 +167,7 @@ def render(request: PreviewRequest):
             (axis["temperature"], t_lo, t_hi, f"{name}: temperature {float(axis['temperature'].min()):.3f}.."
                                               f"{float(axis['temperature'].max()):.3f}"),
         )):
-            y0 = 60 + row * (ph + 70)
+            y0 = 76 + row * (ph + 70)
             draw.text((x0, y0 - 14), label, fill=(0, 0, 0), font=font)
             span = (hi - lo) or 1.0
             for step in range(steps):
@@ -179,13 +196,19 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     parser.add_argument("--lambda-s", type=float, default=2.0)
     parser.add_argument("--base-resolution", type=float, default=0.0)
     parser.add_argument("--no-sega", action="store_true", help="show YaRN's scalar temperature instead of SEGA's")
+    parser.add_argument("--sega-alone", action="store_true",
+                        help="SEGA Attention without DyPE (the published recipe: static NTK positions)")
+    parser.add_argument("--allocation", default="rank", choices=list(ALLOCATIONS), help="SEGA allocation")
+    parser.add_argument("--m-ref", default="power", choices=list(REFERENCE_RULES), help="SEGA m_ref rule")
+    parser.add_argument("--floor", type=float, default=1.0, help="SEGA floor (0 = off)")
     parser.add_argument("--out", type=Path, default=Path("dype_schedule.png"))
     args = parser.parse_args(argv)
     request = PreviewRequest(
         family=args.family, width=args.width, height=args.height, steps=args.steps, shift=args.shift,
         schedule=PositionSchedule(method=args.method, dynamic=not args.static, lambda_t=args.lambda_t,
                                   lambda_s=args.lambda_s),
-        base_px=args.base_resolution, sega=not args.no_sega,
+        base_px=args.base_resolution, sega=not args.no_sega, sega_alone=args.sega_alone,
+        sega_settings=SegaSettings(allocation=args.allocation, m_ref=args.m_ref, floor=args.floor),
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     render(request).save(args.out)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from comfy_api.latest import io
 
-from ..spectral import SegaSettings
+from ..spectral import ALLOCATIONS, MAX_ALPHA, REFERENCE_RULES, SegaSettings
 from .patch import patch_model
 
 
@@ -18,16 +18,18 @@ class SEGAAttention(io.ComfyNode):
             description=(
                 "Spectral-Energy Guided Attention: replaces the single YaRN attention temperature by one scale per "
                 "RoPE frequency pair, computed every step from the spectrum of the current latent (per image axis, "
-                "per sample). Removes the multicoloured speckle in flat regions at 4K while keeping detail. After "
-                "'DyPE Patch Model' it keeps DyPE's dynamic positions; alone it uses static NTK positions. At or "
-                "below the trained size the model is unchanged."
+                "per sample). Removes the multicoloured speckle in flat regions at 4K while keeping detail. Alone, "
+                "with its defaults, it is the published SEGA recipe (static NTK positions). After 'DyPE Patch Model' "
+                "it keeps DyPE's dynamic positions: our composition, no published numbers yet. At or below the "
+                "trained size the model is unchanged."
             ),
             inputs=[
                 io.Model.Input("model", tooltip="A Flux.1 or Qwen-Image model, patched by DyPE or not."),
                 io.Float.Input("kappa", default=0.08, min=0.0, max=1.0, step=0.005,
                                tooltip="κ in m_ref = s^κ: the mean attention temperature per axis at scale s."),
-                io.Float.Input("alpha", default=0.15, min=0.0, max=1.0, step=0.01,
-                               tooltip="α: how far the per-pair scales may move away from m_ref (0 = uniform m_ref)."),
+                io.Float.Input("alpha", default=0.15, min=0.0, max=MAX_ALPHA, step=0.01,
+                               tooltip=f"α: how far the per-pair scales may move away from m_ref (0 = uniform m_ref). "
+                               f"At most {MAX_ALPHA}, which keeps every scale above 0."),
                 io.Float.Input("beta", default=1.5, min=0.0, max=10.0, step=0.1,
                                tooltip="β: sharpness of tanh(β·z) on the standardized log band energy."),
                 io.Float.Input("spread_min", default=0.0, min=0.0, max=1.0, step=0.05,
@@ -36,19 +38,29 @@ class SEGAAttention(io.ComfyNode):
                                tooltip="σ for a fully structured spectrum (late steps)."),
                 io.Float.Input("spread_alpha", default=1.5, min=0.1, max=8.0, step=0.1,
                                tooltip="Shaping exponent from spectral concentration to σ."),
-                io.Float.Input("floor", default=0.0, min=0.0, max=4.0, step=0.01,
-                               tooltip="Lower bound for every per-pair scale. 0 = off (the scales then average "
-                               "exactly to m_ref)."),
+                io.Float.Input("floor", default=1.0, min=0.0, max=4.0, step=0.01,
+                               tooltip="Lower bound for every per-pair scale, at every step (the port's min_mscale, "
+                               "1.0). 0 = off: the scales then average exactly to m_ref."),
                 io.Int.Input("base_resolution", default=0, min=0, max=16384, step=16,
                              tooltip="Trained resolution in pixels; 0 = family default. A DyPE node's non-zero "
                              "setting takes precedence, whatever the node order."),
+                # Added after the first release: optional and last, so saved workflows and API prompts keep working.
+                io.Combo.Input("allocation", options=list(ALLOCATIONS), default="rank", optional=True,
+                               tooltip="Which band energy each RoPE pair reads. rank: pairs spread over the bands "
+                               "by their log period (the published port's, default). frequency: each pair reads "
+                               "the band at its own frequency in cycles per token."),
+                io.Combo.Input("m_ref", options=list(REFERENCE_RULES), default="power", optional=True,
+                               tooltip="The mean temperature per axis. power: s^κ (the port and the SEGA paper, "
+                               "default). yarn: 0.1·ln s + 1, DyPE's YaRN temperature, so SEGA only redistributes "
+                               "it across pairs."),
             ],
             outputs=[io.Model.Output(tooltip="A patched clone; the input model is unchanged.")],
         )
 
     @classmethod
     def execute(cls, model, kappa: float, alpha: float, beta: float, spread_min: float, spread_max: float,
-                spread_alpha: float, floor: float, base_resolution: int) -> io.NodeOutput:
+                spread_alpha: float, floor: float, base_resolution: int, allocation: str = "rank",
+                m_ref: str = "power") -> io.NodeOutput:
         settings = SegaSettings(kappa=kappa, alpha=alpha, beta=beta, spread_min=spread_min, spread_max=spread_max,
-                                spread_alpha=spread_alpha, floor=floor)
+                                spread_alpha=spread_alpha, floor=floor, allocation=allocation, m_ref=m_ref)
         return io.NodeOutput(patch_model(model, lambda config: config.with_sega(settings, base_resolution)))

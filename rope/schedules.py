@@ -14,7 +14,9 @@ Conventions (DyPE, arXiv 2510.20766; official code github guyyariv/DyPE):
     - yarn: the four ramp thresholds (beta0, beta1, gamma0, gamma1) are multiplied by kappa (official HEAD), or
       raised to ``lambda_s * kappa`` in the ``"power"`` variant (official code before 2026-02-24, "v1");
     - ntk: the NTK base factor is raised to ``lambda_s * kappa`` (official);
-    - pi: the interpolation factor is ``scale ** (lambda_s * kappa)`` (the same exponent rule, our definition).
+    - pi (ours; official DyPE has no PI): the interpolation factor is ``scale ** kappa``, so pure noise is exactly
+      static PI (positions compressed by ``s``) and t = 0 plain RoPE; ``lambda_s`` is not used (with the shared
+      default 2 it would compress by ``s ** 2`` at pure noise, 16x at 4096^2 on Flux).
   Dynamic factors never drop below 1, so the schedule never *contracts* the original RoPE.
 """
 
@@ -106,6 +108,11 @@ def _ramp_blend(
     # Deliberate deviation: at tiny t the official code can end with low > high (low is never clipped to d/2), which
     # inverts the ramp and flips every pair back to the other frequency set. Clipping low to high keeps the schedule
     # monotone, so t -> 0 converges to the original RoPE. Identical to the official values whenever low <= high.
+    # With lambda_t = 2, 56-dim axes and 4096 px that is every t > 0.02422 on Flux's 64-token base (t > 0.02758 on
+    # Qwen-Image's 83). Below, official DyPE compresses every pair by s again (PI) for t < 0.00677 (Qwen: 0.00771),
+    # where ours is plain RoPE; for 0.0111 < t < 0.02422 (Qwen: 0.0126..0.02758) the beta ramp differs by up to
+    # 2.6% in the slowest pairs (22..27). 'simple' never gets there (last sigma > 0.1 at 28 steps); with Flux's sigma_min,
+    # karras has t <= 0.00677 at 7 of 28 steps and exponential at 11.
     low = torch.minimum(low, high)
     high = torch.where(low == high, high + 0.001, high)
     index = torch.arange(pairs, dtype=torch.float32, device=high_freqs.device)
@@ -143,7 +150,7 @@ def axis_frequencies(
         return 1.0 / ((theta * factor)[..., None] ** exponents)
 
     if schedule.method == "pi":
-        factor = scale_t ** (schedule.lambda_s * k) if schedule.dynamic else scale_t.expand(batch_shape)
+        factor = scale_t**k if schedule.dynamic else scale_t.expand(batch_shape)
         factor = factor.clamp(min=1.0)
         return 1.0 / (factor[..., None] * theta**exponents)
 

@@ -4,11 +4,11 @@ latent and per-RoPE-pair attention temperatures, plus the "HF energy" evaluation
 Per step, for each spatial axis with resolution ratio ``s``::
 
     spectrum = latent_spectrum(x_t, patch_size, settings)          # per sample, no host sync
-    m_ref = reference_temperature(s, settings.kappa)
-    m_h = pair_scales(freqs_h, spectrum.band_h, spectrum.axis_h, spectrum.spread, m_ref, settings, spectrum.valid)
+    m_h = axis_temperatures(freqs_h, spectrum.band_h, spectrum.axis_h, spectrum.spread, s, settings, spectrum.valid)
 """
 
 from .allocation import (
+    axis_temperatures,
     band_positions,
     centred_tanh,
     log_energy_at,
@@ -22,15 +22,19 @@ from .bands import axis_band_centres, axis_band_count, axis_bin_index, radial_ba
 from .flatness import spectral_flatness, spectral_spread, spread_from_flatness
 from .hf_energy import laplacian_variance
 from .profiles import LatentSpectrum, axis_profile, channel_map, latent_spectrum, power_spectrum, radial_profile
-from .settings import SegaSettings, reference_temperature
+from .settings import ALLOCATIONS, MAX_ALPHA, REFERENCE_RULES, SegaSettings, reference_temperature
 
 __all__ = [
+    "ALLOCATIONS",
     "LatentSpectrum",
+    "MAX_ALPHA",
+    "REFERENCE_RULES",
     "SegaSettings",
     "axis_band_centres",
     "axis_band_count",
     "axis_bin_index",
     "axis_profile",
+    "axis_temperatures",
     "band_positions",
     "centred_tanh",
     "channel_map",

@@ -2,13 +2,16 @@
 
 Two ways to place a pair on the band axis, both giving a fractional band position ``j + frac``:
 
-* :func:`band_positions` (ours, physical): the pair encodes ``omega / (2 pi)`` cycles per token; it is placed
-  between the two band centres around that frequency (linear in frequency, clamped to the first/last band).
-* :func:`port_bin_positions` (the published port): log-period normalized over the pairs, highest frequency on the
-  last band and lowest on band 0, whatever the bands' real frequencies are. Kept to reproduce the reference.
+* ``allocation="rank"`` — :func:`port_bin_positions` (the published port, the default): log period min-max
+  normalized over the pairs, highest frequency on the last band and lowest on band 0, whatever the bands' real
+  frequencies are. This is the allocation behind the port's measured result.
+* ``allocation="frequency"`` — :func:`band_positions` (ours, physical): the pair encodes ``omega / (2 pi)`` cycles
+  per token; it is placed between the two band centres around that frequency (linear in frequency, clamped to the
+  first/last band).
 
 The rest is shared: log energy interpolated at the position, standardized to z, ``s = tanh(beta z)`` made zero-sum,
-then the temperature. Every function is batched over leading dims, torch-only and free of host syncs.
+then the temperature. :func:`axis_temperatures` picks the allocation and m_ref from the settings. Every function is
+batched over leading dims, torch-only and free of host syncs.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import math
 import torch
 
 from .bands import small_dtype
-from .settings import SegaSettings
+from .settings import SegaSettings, reference_temperature
 
 
 def band_positions(freqs: torch.Tensor, band_freqs: torch.Tensor) -> torch.Tensor:
@@ -85,18 +88,22 @@ def temperatures(
     settings: SegaSettings,
     valid: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """m = max(m_ref (1 - alpha sigma s), floor) (no clamp when floor is 0); m_ref for every pair, unclamped,
-    where sigma <= 0, alpha <= 0 or ``valid`` is False. ``spread``/``valid`` are per sample (batch dims of s)."""
+    """m = max(m_ref (1 - alpha sigma s), floor); m_ref instead of the steered value where sigma <= 0, alpha <= 0 or
+    ``valid`` is False. The floor bounds every pair in every case (0: no bound). ``spread``/``valid`` are per sample
+    (batch dims of s).
+
+    The port returns m_ref unclamped in the unsteered cases; that equals ``max(m_ref, floor)`` whenever
+    ``floor <= m_ref``, which holds for its ``min_mscale`` 1.0 (m_ref >= 1).
+    """
     sigma = torch.as_tensor(spread, dtype=s.dtype, device=s.device)[..., None]
     m = m_ref * (1.0 - settings.alpha * sigma * s)
-    if settings.floor > 0:
-        m = m.clamp(min=settings.floor)
     steer = sigma > 0
     if valid is not None:
         steer = steer & valid.to(device=s.device, dtype=torch.bool)[..., None]
     if settings.alpha <= 0:
         steer = torch.zeros_like(steer)
-    return torch.where(steer, m, torch.full_like(m, m_ref))
+    m = torch.where(steer, m, torch.full_like(m, m_ref))
+    return m.clamp(min=settings.floor) if settings.floor > 0 else m
 
 
 def _scales(
@@ -126,7 +133,7 @@ def pair_scales(
     ``freqs``: (B or 1, pairs) or (pairs,) angular frequencies in rad/token (e.g. the DyPE schedule at this step);
     ``band_freqs``/``band_energy``/``spread``/``valid``: the axis's ``band_*``/``axis_*`` and ``spread``/``valid``
     of a :class:`LatentSpectrum`. Each pair reads the energy of the band holding its own frequency in cycles per
-    token (:func:`band_positions`). Where ``valid`` is False, sigma <= 0 or alpha <= 0: m_ref, no floor.
+    token (:func:`band_positions`). Where ``valid`` is False, sigma <= 0 or alpha <= 0: ``max(m_ref, floor)``.
     """
     return _scales(band_positions(freqs, band_freqs), band_energy, spread, m_ref, settings, valid)
 
@@ -139,6 +146,27 @@ def port_pair_scales(
     settings: SegaSettings,
     valid: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """The published port's allocation (log-period band positions, :func:`port_bin_positions`); reference only."""
+    """The published port's allocation (``allocation="rank"``): pairs at log-period band positions
+    (:func:`port_bin_positions`), whatever the bands' frequencies. Arguments as in :func:`pair_scales`."""
     positions = port_bin_positions(freqs, band_energy.shape[-1])
     return _scales(positions, band_energy, spread, m_ref, settings, valid)
+
+
+def axis_temperatures(
+    freqs: torch.Tensor,
+    band_freqs: torch.Tensor | None,
+    band_energy: torch.Tensor,
+    spread: torch.Tensor | float,
+    scale: float,
+    settings: SegaSettings,
+    valid: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """SEGA temperatures of one spatial axis with resolution ratio ``scale``, as ``settings`` asks: m_ref by
+    ``settings.m_ref``, allocation by ``settings.allocation``. Arguments as in :func:`pair_scales` (``band_freqs``
+    is only read by ``"frequency"``); (B, pairs)."""
+    m_ref = reference_temperature(scale, settings.kappa, settings.m_ref)
+    if settings.allocation == "rank":
+        return port_pair_scales(freqs, band_energy, spread, m_ref, settings, valid)
+    if band_freqs is None:
+        raise ValueError("allocation='frequency' needs the band centres (band_freqs) of the spectrum.")
+    return pair_scales(freqs, band_freqs, band_energy, spread, m_ref, settings, valid)

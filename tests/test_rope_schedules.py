@@ -88,3 +88,50 @@ def test_invalid_schedules_are_rejected_clearly(rope, bad, message):
 def test_odd_axis_dimension_is_rejected(rope):
     with pytest.raises(ValueError, match="even, positive"):
         rope.plain_frequencies(7, 10000.0)
+
+
+def test_pi_is_static_pi_at_pure_noise_whatever_lambda_s(rope):
+    base = rope.plain_frequencies(56, 10000.0)
+    for lambda_s in (0.5, 2.0, 4.0):
+        torch.testing.assert_close(_freqs(rope, 1.0, "pi", lambda_s=lambda_s), base / 4.0, rtol=1e-15, atol=0)
+    torch.testing.assert_close(_freqs(rope, 0.5, "pi"), base / 4.0 ** (0.5**2), rtol=1e-15, atol=0)
+
+
+def _unclipped_yarn(t: float, scale: float, base_tokens: int, dim: int = 56, theta: float = 10000.0):
+    """Official DyPE HEAD's Dy-YaRN written out from its formulas (flux/transformer_flux.py): the ramp's low end is
+    clipped at 0 only, so it can pass its high end at tiny t."""
+    k = t**2
+    exps = torch.arange(0, dim, 2, dtype=torch.float64) / dim
+    plain, linear = 1 / theta**exps, 1 / (scale * theta**exps)
+    ntk = 1 / (theta * scale ** (dim / (dim - 2))) ** exps
+
+    def keep_fast(turns):  # 1 - linear ramp between the pair indices where wavelengths make `turns` turns
+        idx = [dim * math.log(base_tokens / (r * k * 2 * math.pi)) / (2 * math.log(theta)) for r in turns]
+        low, high = max(math.floor(idx[0]), 0), min(math.ceil(idx[1]), dim - 1, dim // 2)
+        high = high + 0.001 if low == high else high
+        ramp = ((torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low)).clamp(0, 1)
+        return 1 - ramp.to(torch.float64)
+
+    mask = keep_fast((1.25, 0.75))
+    blended = linear * (1 - mask) + ntk * mask
+    mask = keep_fast((16.0, 2.0))
+    return blended * (1 - mask) + plain * mask
+
+
+@pytest.mark.parametrize(("base_tokens", "inverts_up_to", "identical_above"),
+                         [(64, 0.006768, 0.02422), (83, 0.007708, 0.02758)])
+def test_ramp_clip_thresholds_documented_in_the_readme(rope, base_tokens, inverts_up_to, identical_above):
+    scale = 256 / base_tokens  # 4096 px
+    plain = rope.plain_frequencies(56, 10000.0)
+    ours = rope.axis_frequencies(rope.PositionSchedule(), 56, 10000.0, scale, base_tokens,
+                                 torch.tensor([inverts_up_to, identical_above + 1e-4], dtype=torch.float64))
+    official = _unclipped_yarn(inverts_up_to, scale, base_tokens)
+    torch.testing.assert_close(official, plain / scale, rtol=1e-15, atol=0)  # official: every pair PI again
+    assert torch.equal(ours[0], plain)  # ours: the original RoPE
+    for t in torch.linspace(identical_above + 1e-4, 1.0, 60).tolist():
+        got = rope.axis_frequencies(rope.PositionSchedule(), 56, 10000.0, scale, base_tokens,
+                                    torch.tensor(t, dtype=torch.float64))
+        torch.testing.assert_close(got, _unclipped_yarn(t, scale, base_tokens), rtol=1e-15, atol=0)
+    assert not torch.equal(_unclipped_yarn(identical_above - 1e-3, scale, base_tokens),
+                           rope.axis_frequencies(rope.PositionSchedule(), 56, 10000.0, scale, base_tokens,
+                                                 torch.tensor(identical_above - 1e-3, dtype=torch.float64)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 
@@ -34,10 +35,32 @@ def test_curves_are_the_schedule_and_relax_towards_the_original(preview):
 
 
 def test_sega_temperatures_average_to_m_ref(preview):
-    curves = preview.schedule_curves(preview.PreviewRequest(width=2048, height=2048, steps=4, sega=True))
-    temperature = curves["axes"]["rows"]["temperature"]
-    assert torch.allclose(temperature.mean(-1), torch.full((4,), 2.0**0.08, dtype=torch.float64), rtol=1e-9)
-    assert not torch.allclose(temperature, temperature.mean(-1, keepdim=True))
+    import host
+
+    spectral = host.pack_submodule("spectral")
+    for m_ref, want in (("power", 2.0**0.08), ("yarn", 0.1 * math.log(2.0) + 1)):
+        settings = spectral.SegaSettings(floor=0.0, m_ref=m_ref)
+        request = preview.PreviewRequest(width=2048, height=2048, steps=4, sega=True, sega_settings=settings)
+        temperature = preview.schedule_curves(request)["axes"]["rows"]["temperature"]
+        assert torch.allclose(temperature.mean(-1), torch.full((4,), want, dtype=torch.float64), rtol=1e-9)
+        assert not torch.allclose(temperature, temperature.mean(-1, keepdim=True))
+    default = preview.schedule_curves(preview.PreviewRequest(width=2048, height=2048, steps=4))
+    assert (default["axes"]["rows"]["temperature"] >= 1.0).all()  # the port's floor 1.0 by default
+
+
+def test_preview_draws_sega_alone_and_after_dype(preview):
+    """SEGA alone (the published recipe) has static NTK positions; after DyPE the positions follow sigma."""
+    import host
+
+    rope = host.pack_submodule("rope")
+    alone = preview.schedule_curves(preview.PreviewRequest(width=4096, height=4096, steps=6, sega_alone=True))
+    after = preview.schedule_curves(preview.PreviewRequest(width=4096, height=4096, steps=6))
+    ntk = rope.axis_frequencies(rope.PositionSchedule("ntk", dynamic=False), 56, 10000.0, 4.0, 64,
+                                alone["sigmas"])
+    assert torch.equal(alone["axes"]["rows"]["ratio"], rope.plain_frequencies(56, 10000.0) / ntk)
+    assert (alone["axes"]["rows"]["ratio"] == alone["axes"]["rows"]["ratio"][0]).all()  # static
+    assert not torch.equal(after["axes"]["rows"]["ratio"][0], after["axes"]["rows"]["ratio"][-1])  # dynamic
+    assert not torch.allclose(alone["axes"]["rows"]["temperature"], after["axes"]["rows"]["temperature"])
 
 
 def test_below_base_is_flat(preview):
@@ -52,7 +75,8 @@ def test_cli_writes_a_png(tmp_path):
 
     out = tmp_path / "schedule.png"
     subprocess.run([sys.executable, str(host.PACK_DIR), "schedule-preview", "--family", "qwen_image", "--width",
-                    "3840", "--height", "2160", "--steps", "8", "--out", str(out)], check=True, timeout=120)
+                    "3840", "--height", "2160", "--steps", "8", "--sega-alone", "--allocation", "frequency",
+                    "--m-ref", "yarn", "--floor", "0", "--out", str(out)], check=True, timeout=120)
     from PIL import Image
 
     with Image.open(out) as image:
@@ -68,3 +92,7 @@ def test_node_returns_an_image(comfy_host):
     (image,) = result.result
     assert image.dtype == torch.float32 and image.shape[0] == 1 and image.shape[-1] == 3
     assert 0.0 <= image.min() and image.max() <= 1.0 and image.std() > 0.05
+    alone = node.execute(family="flux", width=3072, height=1536, steps=6, shift=0.0, method="yarn", dynamic=True,
+                         lambda_t=2.0, lambda_s=2.0, base_resolution=0, sega=True, sega_alone=True,
+                         allocation="frequency", m_ref="yarn", floor=0.0)
+    assert alone.result[0].shape[-1] == 3

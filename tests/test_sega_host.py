@@ -31,9 +31,8 @@ def expected_scales(x: torch.Tensor, sigma: torch.Tensor, grid, settings=None, *
     for n, key in zip(grid, ("h", "w"), strict=True):
         scale = n / (BASE_PX / 16)
         freqs = rope.axis_frequencies(sched, 56, 10000.0, scale, BASE_PX / 16, sigma.to(torch.float64))
-        out.append(spectral.pair_scales(freqs, getattr(spectrum, f"band_{key}"), getattr(spectrum, f"axis_{key}"),
-                                        spectrum.spread, spectral.reference_temperature(scale, settings.kappa),
-                                        settings, spectrum.valid))
+        out.append(spectral.axis_temperatures(freqs, getattr(spectrum, f"band_{key}"), getattr(spectrum, f"axis_{key}"),
+                                              spectrum.spread, scale, settings, spectrum.valid))
     return out
 
 
@@ -111,14 +110,14 @@ def test_each_sample_gets_its_own_scales():
 def test_scales_average_to_m_ref_without_floor_and_respect_the_floor():
     spectral = _pack("spectral")
     model = tiny_models.FAMILIES["flux"].build(0)
-    with capture(sega(dype(model), alpha=0.9)) as (clone, calls):
+    with capture(sega(dype(model), alpha=0.5, floor=0.0)) as (clone, calls):
         tiny_models.sample(clone, "flux", HW, steps=2)
     for call in calls:
         for scales, n in zip(table_scales(call.tables[0][1]), (8, 12), strict=True):
             m_ref = spectral.reference_temperature(n / 4, 0.08)
             torch.testing.assert_close(scales.double().mean(-1), torch.full((1,), m_ref, dtype=torch.float64),
                                        rtol=1e-6, atol=0)
-    with capture(sega(dype(model), alpha=0.9, floor=1.1)) as (clone, calls):
+    with capture(sega(dype(model), alpha=0.5, floor=1.1)) as (clone, calls):
         tiny_models.sample(clone, "flux", HW, steps=2)
     assert all((s >= 1.1 - 1e-6).all() for call in calls for s in table_scales(call.tables[0][1]))
 
@@ -175,3 +174,20 @@ def test_degenerate_latent_falls_back_to_m_ref_with_one_warning(caplog):
     for axis in scope.axes:
         assert torch.isfinite(axis.temperature).all()
         assert torch.equal(axis.temperature, torch.full_like(axis.temperature, axis.temperature[0, 0].item()))
+
+
+@pytest.mark.parametrize("allocation", ["rank", "frequency"])
+def test_options_reach_the_model_and_m_ref_yarn_keeps_dypes_temperature(allocation):
+    """m_ref=yarn, floor 0 after DyPE: the per-pair scales average to YaRN's 0.1 ln s + 1 (DyPE's own)."""
+    spectral = _pack("spectral")
+    settings = spectral.SegaSettings(floor=0.0, m_ref="yarn", allocation=allocation)
+    model = tiny_models.FAMILIES["flux"].build(0)
+    with capture(sega(dype(model), floor=0.0, m_ref="yarn", allocation=allocation)) as (clone, calls):
+        tiny_models.sample(clone, "flux", HW, steps=2)
+    for call in calls:
+        got = table_scales(call.tables[0][1])
+        want = expected_scales(call.x, call.sigma, (8, 12), settings, method="yarn")
+        for g, w, n in zip(got, want, (8, 12), strict=True):
+            torch.testing.assert_close(g, w.to(torch.float32), rtol=2e-6, atol=0)
+            yarn = 0.1 * torch.log(torch.tensor(n / 4, dtype=torch.float64)) + 1
+            torch.testing.assert_close(g.double().mean(-1), yarn.expand(1), rtol=1e-6, atol=0)

@@ -11,9 +11,11 @@ import pytest
 import torch
 
 from spectral import (
+    MAX_ALPHA,
     SegaSettings,
     axis_band_count,
     axis_bin_index,
+    axis_temperatures,
     band_positions,
     latent_spectrum,
     pair_scales,
@@ -22,7 +24,7 @@ from spectral import (
 )
 
 PACK = Path(__file__).resolve().parents[1]
-SETTINGS = SegaSettings()
+SETTINGS = SegaSettings(floor=0.0)  # the exact zero-sum variant: properties below are exact, not clamped
 M_REF = reference_temperature(4.0, SETTINGS.kappa)
 
 
@@ -54,6 +56,9 @@ def axis_scales(latent: torch.Tensor, patch: int, freqs: torch.Tensor, settings:
         ("spread_max", 1.5),
         ("spread_alpha", 0.0),
         ("floor", -1.0),
+        ("alpha", MAX_ALPHA + 0.01),
+        ("allocation", "physical"),
+        ("m_ref", "ntk"),
         ("eps", 0.0),
         ("kappa", float("inf")),
     ],
@@ -221,7 +226,9 @@ def test_zero_sum_without_floor(scales_fn: str) -> None:
     assert (m - M_REF).abs().amax() <= M_REF * SETTINGS.alpha * 2 + 1e-12  # |s| <= 2
 
 
-def test_floor_clamps_and_fallbacks_ignore_it() -> None:
+def test_floor_bounds_every_pair_in_every_case() -> None:
+    """The tooltip's promise: the floor bounds every pair, also where SEGA does not steer (sigma 0, alpha 0,
+    invalid latent); with floor <= m_ref that is the port's result (it returns m_ref unclamped there)."""
     spectrum = latent_spectrum(random_latent(2, 16, 64, 64, seed=6), 2, SETTINGS)
     floored = SegaSettings(floor=M_REF)
     spread = torch.tensor([1.0, 0.0], dtype=torch.float64)
@@ -229,22 +236,39 @@ def test_floor_clamps_and_fallbacks_ignore_it() -> None:
     assert (m[0] >= M_REF).all() and (m[0] > M_REF).any()
     assert (m[1] == M_REF).all()
     high_floor = SegaSettings(floor=2.0)
-    invalid = torch.tensor([False, False])
-    m = pair_scales(ntk_freqs(), spectrum.band_h, spectrum.axis_h, spread + 1, M_REF, high_floor, invalid)
-    assert (m == M_REF).all()  # fallback: m_ref, not the floor
+    for settings, sigma, valid in (
+        (high_floor, spread + 1, torch.tensor([False, False])),  # degenerate latent
+        (high_floor, torch.zeros(2, dtype=torch.float64), spectrum.valid),  # sigma = 0 (spread_max 0)
+        (SegaSettings(alpha=0.0, floor=2.0), spread + 1, spectrum.valid),  # alpha = 0
+    ):
+        m = pair_scales(ntk_freqs(), spectrum.band_h, spectrum.axis_h, sigma, M_REF, settings, valid)
+        assert (m == 2.0).all()
 
 
-def test_alpha_zero_gives_m_ref() -> None:
+def test_alpha_zero_or_no_spread_gives_m_ref() -> None:
     spectrum = latent_spectrum(random_latent(2, 16, 64, 64, seed=7), 2, SETTINGS)
-    m = pair_scales(
-        ntk_freqs(),
-        spectrum.band_h,
-        spectrum.axis_h,
-        torch.ones(2, dtype=torch.float64),
-        M_REF,
-        SegaSettings(alpha=0.0, floor=1.5),
-    )
-    assert (m == M_REF).all()
+    ones = torch.ones(2, dtype=torch.float64)
+    for settings, spread in ((SegaSettings(alpha=0.0), ones), (SegaSettings(spread_max=0.0), ones * 0)):
+        m = pair_scales(ntk_freqs(), spectrum.band_h, spectrum.axis_h, spread, M_REF, settings)
+        assert (m == M_REF).all()
+
+
+@pytest.mark.parametrize("allocation", ["rank", "frequency"])
+def test_temperatures_stay_positive_at_every_legal_setting(allocation: str) -> None:
+    """alpha <= 0.5 with |s_d| <= 2 (n - 1)/n keeps m_d >= m_ref / n > 0 for any beta, spread and energies."""
+    energies = torch.tensor([[1e-30] * 15 + [1e30], [1e30] + [1e-30] * 15, [1.0] * 8 + [1e-12] * 8],
+                            dtype=torch.float64)
+    bands = torch.arange(16, dtype=torch.float64) / 32
+    freqs = ntk_freqs()
+    ones = torch.ones(3, dtype=torch.float64)
+    for beta in (1.5, 10.0):
+        settings = SegaSettings(alpha=MAX_ALPHA, beta=beta, floor=0.0, allocation=allocation)
+        m = axis_temperatures(freqs, bands, energies, ones, 4.0, settings)
+        assert (m >= M_REF / freqs.numel() - 1e-12).all() and (m > 0).all()
+    if allocation == "rank":  # one pair alone on a huge band: the bound is nearly reached, the range limit matters
+        assert m.amin() < 0.2 * M_REF
+    with pytest.raises(ValueError, match="alpha must be <= 0.5"):
+        SegaSettings(alpha=1.0, beta=10.0)  # issue 9: this gave -0.59
 
 
 def test_zero_energy_bands_stay_finite() -> None:
@@ -287,7 +311,7 @@ def test_degenerate_latents_fall_back_to_m_ref(kind: str, frames: int | None) ->
     for name in ("axis_h", "axis_w", "radial", "spread"):
         assert getattr(spectrum, name).isfinite().all(), name
     assert spectrum.spread[1].item() == 0.2
-    assert (m_h[1] == M_REF).all() and (m_w[1] == M_REF).all()
+    assert (m_h[1] == 1.3).all() and (m_w[1] == 1.3).all()  # m_ref, raised to the floor (1.3 > m_ref)
     _, alone_h, alone_w = axis_scales(good[:1], 2, ntk_freqs()[None], settings)
     torch.testing.assert_close(m_h[0], alone_h[0], rtol=1e-6, atol=0)  # the healthy sample is untouched
     torch.testing.assert_close(m_w[0], alone_w[0], rtol=1e-6, atol=0)
@@ -347,3 +371,45 @@ def test_spectral_never_imports_comfy_or_numpy() -> None:
                 names = [node.module]
             for name in names:
                 assert name.split(".")[0] not in ("comfy", "numpy", "comfy_extras", "nodes"), (path.name, name)
+
+
+# --- options: allocation and m_ref ------------------------------------------------------------------------------
+
+
+def test_defaults_are_the_port_recipe() -> None:
+    assert SegaSettings() == SegaSettings(kappa=0.08, alpha=0.15, beta=1.5, spread_min=0.0, spread_max=1.0,
+                                          spread_alpha=1.5, floor=1.0, allocation="rank", m_ref="power")
+
+
+def test_allocation_option_picks_the_function() -> None:
+    spectrum = latent_spectrum(random_latent(2, 16, 64, 80, seed=11) * torch.linspace(0.2, 3, 80), 2, SETTINGS)
+    freqs = ntk_freqs()[None]
+    args = (spectrum.axis_w, spectrum.spread, M_REF)
+    for floor in (0.0, 1.0):
+        rank = axis_temperatures(freqs, spectrum.band_w, spectrum.axis_w, spectrum.spread, 4.0,
+                                 SegaSettings(floor=floor), spectrum.valid)
+        assert torch.equal(rank, port_pair_scales(freqs, *args, SegaSettings(floor=floor), spectrum.valid))
+        settings = SegaSettings(floor=floor, allocation="frequency")
+        physical = axis_temperatures(freqs, spectrum.band_w, spectrum.axis_w, spectrum.spread, 4.0, settings,
+                                     spectrum.valid)
+        assert torch.equal(physical, pair_scales(freqs, spectrum.band_w, *args, settings, spectrum.valid))
+        assert not torch.allclose(rank, physical)
+    with pytest.raises(ValueError, match="band_freqs"):
+        axis_temperatures(freqs, None, spectrum.axis_w, spectrum.spread, 4.0, SegaSettings(allocation="frequency"))
+
+
+@pytest.mark.parametrize("allocation", ["rank", "frequency"])
+@pytest.mark.parametrize("scale", [1.5, 4.0, 6.25])
+def test_m_ref_yarn_only_redistributes_yarns_temperature(allocation: str, scale: float) -> None:
+    spectrum = latent_spectrum(random_latent(3, 16, 64, 64, seed=12), 2, SETTINGS)
+    settings = SegaSettings(floor=0.0, m_ref="yarn", allocation=allocation)
+    m = axis_temperatures(ntk_freqs(scale), spectrum.band_h, spectrum.axis_h, spectrum.spread, scale, settings,
+                          spectrum.valid)
+    yarn = 0.1 * math.log(scale) + 1.0
+    torch.testing.assert_close(m.mean(-1), torch.full((3,), yarn, dtype=torch.float64), rtol=0, atol=1e-12)
+    assert (m - yarn).abs().amax() > 1e-3
+    power = axis_temperatures(ntk_freqs(scale), spectrum.band_h, spectrum.axis_h, spectrum.spread, scale,
+                              SegaSettings(floor=0.0, allocation=allocation), spectrum.valid)
+    torch.testing.assert_close(power.mean(-1), torch.full((3,), scale**0.08, dtype=torch.float64), rtol=0,
+                               atol=1e-12)
+    assert reference_temperature(scale, 0.08, "yarn") == pytest.approx(yarn, abs=1e-15)

@@ -20,6 +20,7 @@ from spectral import (
     SegaSettings,
     axis_bin_index,
     axis_profile,
+    axis_temperatures,
     centred_tanh,
     channel_map,
     latent_spectrum,
@@ -106,6 +107,19 @@ def test_port_allocation_scales(profile: str, spread: float, min_mscale: float) 
     close(got[0], expected)
     if min_mscale == 0.0:
         assert got.mean().item() == pytest.approx(m_ref, abs=1e-12)  # zero-sum s
+
+
+@pytest.mark.parametrize("profile", ALLOC_PROFILES)
+@pytest.mark.parametrize("spread", [1.0, 0.5, 0.0])
+def test_node_defaults_reproduce_the_port(profile: str, spread: float) -> None:
+    """SEGA Attention's defaults (allocation rank, floor 1.0, m_ref power) are the port's min_mscale 1.0 values."""
+    energy = REF[f"alloc/{profile}/energy"]
+    got = axis_temperatures(REF["alloc/freqs"], None, energy[None], torch.tensor([spread], dtype=torch.float64),
+                            4.0, SegaSettings())
+    close(got[0], REF[f"alloc/{profile}/spread{spread}/min_mscale1.0/m"])
+    exact = axis_temperatures(REF["alloc/freqs"], None, energy[None], torch.tensor([spread], dtype=torch.float64),
+                              4.0, SegaSettings(floor=0.0))
+    close(exact[0], REF[f"alloc/{profile}/spread{spread}/min_mscale0.0/m"])
 
 
 # --- latent profiles -------------------------------------------------------------------------------------------
