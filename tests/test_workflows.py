@@ -18,8 +18,8 @@ from headless import make_workflows, registry, runner, uicheck
 from headless.convert import ui_to_api
 
 WORKFLOWS = sorted(runner.WORKFLOWS_DIR.glob("*.json"))
-SHIPPED = {"flux1-dev_dype_4096.json", "flux1-krea-dev_dype_sega_4096.json", "qwen-image_dype_sega_4k.json",
-           "flux1-dev_dype_3840x2160.json"}
+SHIPPED = {"flux1-dev_dype_4096.json", "flux1-krea-dev_sega_4096.json", "flux1-krea-dev_dype_sega_4096.json",
+           "qwen-image_dype_sega_4k.json", "flux1-dev_dype_3840x2160.json"}
 LOADER_FILE_INPUTS = {"UNETLoader": ["unet_name"], "DualCLIPLoader": ["clip_name1", "clip_name2"],
                       "CLIPLoader": ["clip_name"], "VAELoader": ["vae_name"]}
 ids = [p.name for p in WORKFLOWS]

@@ -72,9 +72,17 @@ def ui_to_api(wf: dict[str, Any], object_info: dict[str, Any]) -> dict[str, dict
         if info is None:
             raise ConversionError(f"node {node['id']}: unknown node type {node_type!r}")
         inputs: dict[str, Any] = {}
-        for slot, value in zip(widget_slots(info), node.get("widgets_values", []), strict=False):
-            if not slot.control:  # control widgets have serialize=false: never sent
-                inputs[slot.name] = {"__value__": value} if isinstance(value, list) else value
+        saved = node.get("widgets_values", [])
+        for index, slot in enumerate(widget_slots(info)):
+            if slot.control:  # control widgets have serialize=false: never sent
+                continue
+            if index < len(saved):
+                value = saved[index]
+            elif "default" in slot.options:  # saved before this widget existed: the frontend keeps its default
+                value = slot.options["default"]
+            else:
+                continue
+            inputs[slot.name] = {"__value__": value} if isinstance(value, list) else value
         for sock in node.get("inputs", []):
             if sock.get("link") is None:
                 continue

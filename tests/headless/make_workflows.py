@@ -52,7 +52,9 @@ SHAPES: dict[str, Shape] = {
                             [("MODEL", "MODEL")], PACK),
     "DyPESEGA_SEGAAttention": ([("model", "MODEL")],
                                [(n, "FLOAT") for n in ("kappa", "alpha", "beta", "spread_min", "spread_max",
-                                                       "spread_alpha", "floor")] + [("base_resolution", "INT")],
+                                                       "spread_alpha", "floor")] + [("base_resolution", "INT"),
+                                                                                    ("allocation", "COMBO"),
+                                                                                    ("m_ref", "COMBO")],
                                [("MODEL", "MODEL")], PACK),
 }
 # Download links the frontend offers for missing files (node properties.models, as in Comfy's own templates).
@@ -76,7 +78,7 @@ MODEL_URLS: dict[str, tuple[str, str]] = {  # file -> (url, models/ subfolder)
     "qwen_image_vae.safetensors": (f"{_QWEN}/vae/qwen_image_vae.safetensors", "vae"),
 }
 DYPE_DEFAULTS = ["yarn", True, 2.0, 2.0, 0, "multiply"]
-SEGA_DEFAULTS = [0.08, 0.15, 1.5, 0.0, 1.0, 1.5, 0.0, 0]
+SEGA_DEFAULTS = [0.08, 0.15, 1.5, 0.0, 1.0, 1.5, 1.0, 0, "rank", "power"]  # the port's recipe
 
 
 class Graph:
@@ -161,24 +163,27 @@ def _tail(g: Graph, model: int, clip: int, vae: int, *, prompt: str, negative: s
     g.link(dec, 0, save, "images")
 
 
-def _patches(g: Graph, model: int, sega: bool, x: int = 430) -> int:
-    dype = g.add("DyPESEGA_PatchModel", (x, 80), (320, 200), list(DYPE_DEFAULTS))
-    g.link(model, 0, dype, "model")
+def _patches(g: Graph, model: int, sega: bool, x: int = 430, dype: bool = True) -> int:
+    """DyPE, DyPE → SEGA (our composition) or SEGA alone (the published SEGA recipe: static NTK positions)."""
+    if dype:
+        node = g.add("DyPESEGA_PatchModel", (x, 80), (320, 200), list(DYPE_DEFAULTS))
+        g.link(model, 0, node, "model")
+        model, x = node, x + 360
     if not sega:
-        return dype
-    node = g.add("DyPESEGA_SEGAAttention", (x + 360, 80), (320, 250), list(SEGA_DEFAULTS))
-    g.link(dype, 0, node, "model")
+        return model
+    node = g.add("DyPESEGA_SEGAAttention", (x, 80), (320, 300), list(SEGA_DEFAULTS))
+    g.link(model, 0, node, "model")
     return node
 
 
 def flux(name: str, unet: str, *, sega: bool, width: int, height: int, guidance: float, prompt: str,
-         seed: int) -> dict[str, Any]:
+         seed: int, dype: bool = True) -> dict[str, Any]:
     g = Graph()
     unet_id = g.add("UNETLoader", (20, 80), (360, 90), [unet, "default"])
     clip = g.add("DualCLIPLoader", (20, 220), (360, 140),
                  ["clip_l.safetensors", "t5xxl_fp16.safetensors", "flux", "default"])
     vae = g.add("VAELoader", (20, 410), (360, 60), ["ae.safetensors"])
-    model = _patches(g, unet_id, sega)
+    model = _patches(g, unet_id, sega, dype=dype)
     _tail(g, model, clip, vae, prompt=prompt, negative="", width=width, height=height, seed=seed, steps=28,
           cfg=1.0, guidance=guidance, prefix=f"dype/{Path(name).stem}")
     g.add("MarkdownNote", (-560, 80), (540, 900), [NOTES[name]])
@@ -228,7 +233,10 @@ def build_all() -> dict[str, dict[str, Any]]:
         "flux1-dev_dype_4096.json": flux(
             "flux1-dev_dype_4096.json", "flux1-dev.safetensors", sega=False, width=4096, height=4096,
             guidance=3.5, prompt=PROMPT_LANDSCAPE, seed=42),
-        "flux1-krea-dev_dype_sega_4096.json": flux(
+        "flux1-krea-dev_sega_4096.json": flux(  # the published SEGA recipe: SEGA alone, guidance 4.5, 28 steps
+            "flux1-krea-dev_sega_4096.json", "flux1-krea-dev.safetensors", sega=True, dype=False, width=4096,
+            height=4096, guidance=4.5, prompt=PROMPT_PORTRAIT, seed=7),
+        "flux1-krea-dev_dype_sega_4096.json": flux(  # our composition: DyPE's dynamic positions + SEGA
             "flux1-krea-dev_dype_sega_4096.json", "flux1-krea-dev.safetensors", sega=True, width=4096,
             height=4096, guidance=4.5, prompt=PROMPT_PORTRAIT, seed=7),
         "qwen-image_dype_sega_4k.json": qwen(

@@ -25,7 +25,19 @@ _NODES = """\
 **Our nodes** (comfyui-dype-sega): *DyPE Patch Model* `yarn`, dynamic on, λt 2, λs 2, `base_resolution` 0 =
 the family's trained size ({base}). {sega}Both only change the model above its trained size; leave the defaults."""
 
-_SEGA = "*SEGA Attention* with its defaults (κ 0.08, α 0.15, β 1.5) removes the colour speckle in flat areas. "
+_SEGA = ("*SEGA Attention* with its defaults (the port's: κ 0.08, α 0.15, β 1.5, floor 1.0, allocation `rank`, "
+         "m_ref `power`) removes the colour speckle in flat areas. DyPE → SEGA is **our composition** (dynamic "
+         "positions early, SEGA's per-pair temperatures at every step instead of YaRN's single one); it has no "
+         "published numbers yet. ")
+
+_SEGA_ALONE = """\
+**The published SEGA recipe.** *SEGA Attention* alone, with its defaults (κ 0.08, α 0.15, β 1.5, floor 1.0,
+allocation `rank`, m_ref `power`): static NTK positions and one attention temperature per RoPE pair, from the
+latent's spectrum at every step. This is what the diffusers port's `method="sega"` runs, the implementation
+behind SEGA's published before/after numbers (flat-sky Laplacian variance 76.5 with plain DyPE → 12.7 with SEGA,
+FLUX.1-Krea-dev 4096², 28 steps, guidance 4.5). `base_resolution` 0 = 1024 px for Flux.1. It only changes the
+model above its trained size; leave the defaults. DyPE's dynamic positions underneath are our composition:
+`flux1-krea-dev_dype_sega_4096.json`."""
 
 _SHIFT_FLUX = """\
 **Shift:** the Flux default (1.15). *ModelSamplingFlux* is left out on purpose: its resolution-dependent shift is
@@ -33,16 +45,18 @@ fitted up to 1024² and extrapolates to an extreme value at this size."""
 
 
 def _flux_note(title: str, unet: str, unet_src: str, size: str, guidance: float, sega: bool, mem24: str,
-               time24: str, mem80: str, time80: str) -> str:
+               time24: str, mem80: str, time80: str, dype: bool = True) -> str:
+    nodes = _NODES.format(base="1024 px for Flux.1", sega=_SEGA if sega else "") if dype else _SEGA_ALONE
+    method = ("DyPE + SEGA" if sega else "DyPE") if dype else "SEGA"
     return f"""\
 # {title}
 
-{size} in one pass with DyPE{" + SEGA" if sega else ""}: no upscaler, no tiling of the diffusion model.
+{size} in one pass with {method}: no upscaler, no tiling of the diffusion model.
 
 **Recipe:** 28 steps, `euler` / `simple`, cfg 1.0, FluxGuidance {guidance}, denoise 1.0, seed fixed.
 {_SHIFT_FLUX}
 
-{_NODES.format(base="1024 px for Flux.1", sega=_SEGA if sega else "")}
+{nodes}
 
 **Model files**
 
@@ -61,8 +75,12 @@ NOTES: dict[str, str] = {
     "flux1-dev_dype_4096.json": _flux_note(
         "FLUX.1-dev at 4096×4096 with DyPE", "flux1-dev.safetensors", "black-forest-labs/FLUX.1-dev, gated",
         "4096×4096", 3.5, False, "≈ 18–22 GB", "25–40 min", "≈ 30–40 GB", "6–10 min (H100) or 12–20 min (A100)"),
+    "flux1-krea-dev_sega_4096.json": _flux_note(
+        "FLUX.1-Krea-dev at 4096×4096: the published SEGA recipe", "flux1-krea-dev.safetensors",
+        "black-forest-labs/FLUX.1-Krea-dev, gated", "4096×4096", 4.5, True, "≈ 18–22 GB", "25–40 min",
+        "≈ 30–40 GB", "6–10 min (H100) or 12–20 min (A100)", dype=False),
     "flux1-krea-dev_dype_sega_4096.json": _flux_note(
-        "FLUX.1-Krea-dev at 4096×4096 with DyPE + SEGA", "flux1-krea-dev.safetensors",
+        "FLUX.1-Krea-dev at 4096×4096 with DyPE + SEGA (our composition)", "flux1-krea-dev.safetensors",
         "black-forest-labs/FLUX.1-Krea-dev, gated", "4096×4096", 4.5, True, "≈ 18–22 GB", "25–40 min",
         "≈ 30–40 GB", "6–10 min (H100) or 12–20 min (A100)"),
     "flux1-dev_dype_3840x2160.json": _flux_note(
