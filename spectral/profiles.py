@@ -28,7 +28,7 @@ class LatentSpectrum:
     ``axis_h[b, j]`` is the mean power of band ``j`` along the rows (latent H), whose centre is ``band_h[j]``
     cycles per token; likewise for ``axis_w``/``band_w`` along the columns. ``radial`` is the 2-D power in
     concentric rings of the token band. Video frames (T) are averaged in power. ``valid`` is False where the latent was non-finite or constant; there
-    the profiles are 0 and ``spread`` is ``spread_min``, and :func:`spectral.pair_scales` returns m_ref.
+    the profiles are 0 and ``spread`` is ``spread_min``, and :func:`spectral.pair_scales` returns m_ref (floored).
     """
 
     axis_h: torch.Tensor
