@@ -130,16 +130,18 @@ def _colour(value: float) -> tuple[int, int, int]:
 
 
 def render(request: PreviewRequest):
-    """The preview as a PIL image."""
+    """The preview as a PIL image: two heat maps per axis (compression, temperature), each row with its colour key."""
     from PIL import Image, ImageDraw, ImageFont
 
     curves = schedule_curves(request)
     font = ImageFont.load_default()
-    cell_w, cell_h, margin, panel_gap = 12, 8, 56, 72
+    cell_w, cell_h, margin, panel_gap, row_gap, top = 12, 8, 56, 72, 70, 76
+    key_w, key_gap, key_label_w = 14, 24, 64  # colour key: a bar to the right of each row, values beside it
     steps = len(curves["sigmas"])
     pw, ph = max(steps * cell_w, 240), AXIS_DIM // 2 * cell_h
-    width = margin + 2 * (pw + panel_gap) + 40
-    height = 86 + 2 * (ph + 70) + 20
+    key_x = margin + 2 * pw + panel_gap + key_gap
+    width = key_x + key_w + 6 + key_label_w
+    height = top + 2 * ph + row_gap + 4 + 14 + 8  # last row: panels, then one line of step labels, small margin
     image = Image.new("RGB", (width, height), (250, 250, 250))
     draw = ImageDraw.Draw(image)
     if request.sega and request.sega_alone:
@@ -160,6 +162,17 @@ def render(request: PreviewRequest):
     ratio_max = max(float(torch.log2(a["ratio"]).max()) for a in curves["axes"].values()) or 1.0
     temps = torch.cat([a["temperature"].reshape(-1) for a in curves["axes"].values()])
     t_lo, t_hi = float(temps.min()), float(temps.max())
+    for row, (hi_label, lo_label, what) in enumerate((
+        (f"x{2 ** ratio_max:.1f}", "x1", "compressed"),
+        (f"{t_hi:.3f}", f"{t_lo:.3f}", "temperature"),
+    )):
+        y0 = top + row * (ph + row_gap)
+        for y in range(ph):  # the key: hi at the top, as in the value labels left of the panels
+            draw.line([key_x, y0 + y, key_x + key_w - 1, y0 + y], fill=_colour(1.0 - y / max(ph - 1, 1)))
+        draw.rectangle([key_x - 1, y0 - 1, key_x + key_w, y0 + ph], outline=(120, 120, 120))
+        draw.text((key_x + key_w + 6, y0), hi_label, fill=(60, 60, 60), font=font)
+        draw.text((key_x + key_w + 6, y0 + ph - 10), lo_label, fill=(60, 60, 60), font=font)
+        draw.text((key_x - 4, y0 - 14), what, fill=(60, 60, 60), font=font)
     for col, (name, axis) in enumerate(curves["axes"].items()):
         x0 = margin + col * (pw + panel_gap)
         for row, (values, lo, hi, label) in enumerate((
@@ -167,7 +180,7 @@ def render(request: PreviewRequest):
             (axis["temperature"], t_lo, t_hi, f"{name}: temperature {float(axis['temperature'].min()):.3f}.."
                                               f"{float(axis['temperature'].max()):.3f}"),
         )):
-            y0 = 76 + row * (ph + 70)
+            y0 = top + row * (ph + row_gap)
             draw.text((x0, y0 - 14), label, fill=(0, 0, 0), font=font)
             span = (hi - lo) or 1.0
             for step in range(steps):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-DEFAULT_WORKFLOW = ROOT / "workflows" / "flux1-krea-dev_dype_sega_4096.json"
+DEFAULT_WORKFLOW = ROOT / "workflows" / "FLUX.1-Krea-dev 4096x4096 DyPE + SEGA.json"
 log = logging.getLogger("demo")
 
 

@@ -9,15 +9,15 @@ import pytest
 import tiny_models
 import torch
 from capture import capture
-from headless import registry, runner
+from headless import make_workflows, registry, runner
 from headless.convert import ui_to_api
 from test_dype_host import BASE_PX, _pack
 from test_sega_host import HW
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
 
-RECIPE = runner.WORKFLOWS_DIR / "flux1-krea-dev_sega_4096.json"
-COMPOSITION = runner.WORKFLOWS_DIR / "flux1-krea-dev_dype_sega_4096.json"
+RECIPE = runner.WORKFLOWS_DIR / make_workflows.FLUX_KREA_SEGA
+COMPOSITION = runner.WORKFLOWS_DIR / make_workflows.FLUX_KREA_4096
 SEGA_NODE = "DyPESEGA_SEGAAttention"
 # The port's apply_dype(method="sega") defaults (smellslikeml/diffusers src/diffusers/hooks/dype.py) in the node's
 # widget order: kappa, alpha, beta, spread_min, spread_max, spread_alpha, floor (min_mscale), base_resolution 0 =
@@ -52,7 +52,7 @@ def test_published_recipe_graph_is_sega_alone_with_the_ports_defaults():
     assert _nodes(wf, "FluxGuidance")[0]["widgets_values"] == [4.5]
     seed, _, steps, cfg, sampler, scheduler, denoise = ksampler["widgets_values"]
     assert (steps, cfg, sampler, scheduler, denoise) == (28, 1.0, "euler", "simple", 1.0)
-    assert _nodes(wf, "UNETLoader")[0]["widgets_values"][0] == "flux1-krea-dev.safetensors"
+    assert _nodes(wf, "UNETLoader")[0]["widgets_values"][0] == "flux1-krea-dev_fp8_scaled.safetensors"  # official name
     assert "ModelSamplingFlux" not in {n["type"] for n in wf["nodes"]}  # mu 1.15, as the port's example pins
 
 

@@ -18,8 +18,8 @@ from headless import make_workflows, registry, runner, uicheck
 from headless.convert import ui_to_api
 
 WORKFLOWS = sorted(runner.WORKFLOWS_DIR.glob("*.json"))
-SHIPPED = {"flux1-dev_dype_4096.json", "flux1-krea-dev_sega_4096.json", "flux1-krea-dev_dype_sega_4096.json",
-           "qwen-image_dype_sega_4k.json", "flux1-dev_dype_3840x2160.json"}
+SHIPPED = {make_workflows.FLUX_DEV_4096, make_workflows.FLUX_KREA_SEGA, make_workflows.FLUX_KREA_4096,
+           make_workflows.QWEN_4096, make_workflows.FLUX_DEV_UHD}
 LOADER_FILE_INPUTS = {"UNETLoader": ["unet_name"], "DualCLIPLoader": ["clip_name1", "clip_name2"],
                       "CLIPLoader": ["clip_name"], "VAELoader": ["vae_name"]}
 ids = [p.name for p in WORKFLOWS]
@@ -111,7 +111,7 @@ def test_runs_end_to_end_on_tiny_models(path: Path, tmp_path: Path, our_nodes):
 
 
 def test_our_nodes_change_the_image_only_above_their_base(tmp_path: Path, our_nodes):
-    path = runner.WORKFLOWS_DIR / "flux1-krea-dev_dype_sega_4096.json"
+    path = runner.WORKFLOWS_DIR / make_workflows.FLUX_KREA_4096
     wf = runner.load_workflow(path)
     plain, _ = runner.make_tiny(runner.to_api(_bypass_ours(wf)), side=128)
     active, plan = runner.make_tiny(runner.to_api(wf), side=128)
@@ -126,7 +126,7 @@ def test_our_nodes_change_the_image_only_above_their_base(tmp_path: Path, our_no
     assert digests["at_base"] == digests["plain"], "at the trained size the patched model must equal the plain one"
 
 
-@pytest.mark.parametrize("name", ["flux1-dev_dype_3840x2160.json", "qwen-image_dype_sega_4k.json"])
+@pytest.mark.parametrize("name", [make_workflows.FLUX_DEV_UHD, make_workflows.QWEN_4096])
 def test_stock_graph_runs_with_our_nodes_bypassed(name: str, tmp_path: Path, comfy):
     # Independent of our nodes: loaders → prompts → sampler → tiled decode → save, for both families.
     prompt = runner.to_api(_bypass_ours(runner.load_workflow(runner.WORKFLOWS_DIR / name)))
@@ -148,7 +148,7 @@ def _link(wf: dict, src: dict, link_id: int, dst: dict, dst_input: str) -> None:
 
 
 def test_converter_follows_reroute_bypass_mute_and_primitive(object_info):
-    wf = _bypass_ours(runner.load_workflow(runner.WORKFLOWS_DIR / "flux1-dev_dype_4096.json"))
+    wf = _bypass_ours(runner.load_workflow(runner.WORKFLOWS_DIR / make_workflows.FLUX_DEV_4096))
     ksampler, decode, vae = _node(wf, "KSampler"), _node(wf, "VAEDecodeTiled"), _node(wf, "VAELoader")
     negative_link = next(s["link"] for s in ksampler["inputs"] if s["name"] == "negative")
     next(n for n in wf["nodes"] if n["id"] == wf["links"][negative_link - 1][1])["mode"] = 2  # mute
@@ -176,11 +176,11 @@ def test_converter_follows_reroute_bypass_mute_and_primitive(object_info):
 
 
 def test_checks_catch_shifted_widgets_and_unknown_files(object_info, our_nodes):
-    wf = runner.load_workflow(runner.WORKFLOWS_DIR / "flux1-dev_dype_4096.json")
+    wf = runner.load_workflow(runner.WORKFLOWS_DIR / make_workflows.FLUX_DEV_4096)
     _node(wf, "KSampler")["widgets_values"].remove("fixed")  # an old file without the control slot
     errors = uicheck.check_workflow(wf, object_info, registry.VIRTUAL_NODES)
     assert any("KSampler: 6 widgets_values, schema has 7" in e for e in errors), errors
-    wf = runner.load_workflow(runner.WORKFLOWS_DIR / "flux1-dev_dype_4096.json")
+    wf = runner.load_workflow(runner.WORKFLOWS_DIR / make_workflows.FLUX_DEV_4096)
     _node(wf, "UNETLoader")["widgets_values"][0] = "flux1-dev-missing.safetensors"
     result = runner.validate(ui_to_api(wf, object_info))
     assert not result.ok
@@ -188,9 +188,51 @@ def test_checks_catch_shifted_widgets_and_unknown_files(object_info, our_nodes):
 
 
 def test_ui_check_accepts_outputs_a_newer_host_appends_but_not_changed_ones(object_info, our_nodes):
-    wf = runner.load_workflow(runner.WORKFLOWS_DIR / "flux1-dev_dype_4096.json")
+    wf = runner.load_workflow(runner.WORKFLOWS_DIR / make_workflows.FLUX_DEV_4096)
     _node(wf, "SaveImage")["outputs"] = []  # as saved by a 0.3.75-era frontend, whatever the host appends since
     assert uicheck.check_workflow(wf, object_info, registry.VIRTUAL_NODES) == []
     _node(wf, "VAEDecodeTiled")["outputs"][0]["type"] = "LATENT"
     errors = uicheck.check_workflow(wf, object_info, registry.VIRTUAL_NODES)
     assert any("VAEDecodeTiled: outputs ['LATENT'] differ" in e for e in errors), errors
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=ids)
+def test_thumbnail_is_the_workflows_own_schedule(path: Path):
+    # The template browser shows <name>.jpg on the card: it must exist and be this graph's schedule, not a stale one.
+    from PIL import Image, ImageChops, ImageStat
+
+    thumb = Image.open(path.with_suffix(".jpg"))
+    assert thumb.format == "JPEG" and thumb.size == (768, 768)
+    fresh = make_workflows.thumbnail(runner.load_workflow(path), path.stem)
+    diff = ImageStat.Stat(ImageChops.difference(thumb.convert("RGB"), fresh)).mean
+    assert max(diff) < 2.0, f"{path.with_suffix('.jpg').name} is stale (mean abs diff {diff}): run make_workflows.py"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=ids)
+def test_opens_with_everything_on_screen(path: Path):
+    # Offline half of the browser check: at extra.ds every node (title included) lies in the part of a 1920×1080
+    # window the frontend 1.32.9 leaves to the canvas, at a zoom where it draws text (≥ 0.6).
+    wf = runner.load_workflow(path)
+    scale, (ox, oy) = wf["extra"]["ds"]["scale"], wf["extra"]["ds"]["offset"]
+    assert scale >= 0.6
+    for node in wf["nodes"]:
+        (x, y), (w, h) = node["pos"], node["size"]
+        left, top = (x + ox) * scale, (y - make_workflows.TITLE_H + oy) * scale
+        right, bottom = (x + w + ox) * scale, (y + h + oy) * scale
+        assert left >= 60 and top >= 140 and right <= 1920 and bottom <= 1080, (node["type"], left, top, right, bottom)
+
+
+def test_registry_icon_is_ours_current_and_linked():
+    import re
+
+    from PIL import Image, ImageChops, ImageStat
+
+    # `key = "value"` lines of pyproject.toml (tomllib is 3.11+, the pack supports 3.10)
+    meta = dict(re.findall(r'^(\w+) = "(.*)"$', (runner.WORKFLOWS_DIR.parent / "pyproject.toml").read_text(), re.M))
+    repo = meta["Repository"].removeprefix("https://github.com/")
+    assert meta["Icon"] == f"https://raw.githubusercontent.com/{repo}/main/icon.png"
+    assert meta["Documentation"].startswith(meta["Repository"]) and meta["Issues"] == f"{meta['Repository']}/issues"
+    shipped = Image.open(make_workflows.ICON)
+    assert shipped.format == "PNG" and shipped.size == (400, 400)
+    diff = ImageStat.Stat(ImageChops.difference(shipped.convert("RGB"), make_workflows.icon())).mean
+    assert max(diff) < 1.0, f"icon.png is stale (mean abs diff {diff}): run make_workflows.py"

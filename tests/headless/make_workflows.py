@@ -1,8 +1,14 @@
 """Write the example workflows in ``workflows/`` (UI format 0.4, as the ComfyUI frontend 1.32 saves them).
 
-Run ``python tests/headless/make_workflows.py`` after editing; the JSON files are committed. Node ids, link ids, slot
-indices and widget orders all come from one place here, so they cannot drift apart. The node shapes below are
-written by hand on purpose: tests/test_workflows.py checks every file against the live ComfyUI registry.
+Run ``python tests/headless/make_workflows.py`` after editing; the JSON files and their same-name ``.jpg``
+thumbnails (what ComfyUI's template browser shows) are committed. Node ids, link ids, slot indices and widget orders
+all come from one place here, so they cannot drift apart. The node shapes below are written by hand on purpose:
+tests/test_workflows.py checks every file against the live ComfyUI registry.
+
+File names are what a user reads in the template browser (it shows the file stem as the card title), so they are
+written for people. Model file names and download links are those of ComfyUI's official templates (PyPI
+``comfyui-workflow-templates``: flux_dev_full_text_to_image, flux1_krea_dev, image_qwen_image), so a user who ran
+one of those already has the files.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ SHAPES: dict[str, Shape] = {
     "CLIPTextEncode": ([("clip", "CLIP")], [("text", "STRING")], [("CONDITIONING", "CONDITIONING")], CORE),
     "FluxGuidance": ([("conditioning", "CONDITIONING")], [("guidance", "FLOAT")],
                      [("CONDITIONING", "CONDITIONING")], CORE),
+    "ConditioningZeroOut": ([("conditioning", "CONDITIONING")], [], [("CONDITIONING", "CONDITIONING")], CORE),
     "EmptySD3LatentImage": ([], [("width", "INT"), ("height", "INT"), ("batch_size", "INT")],
                             [("LATENT", "LATENT")], CORE),
     "KSampler": ([("model", "MODEL"), ("positive", "CONDITIONING"), ("negative", "CONDITIONING"),
@@ -57,20 +64,25 @@ SHAPES: dict[str, Shape] = {
                                                                                     ("m_ref", "COMBO")],
                                [("MODEL", "MODEL")], PACK),
 }
-# Download links the frontend offers for missing files (node properties.models, as in Comfy's own templates).
+# Inputs the node declares optional: the frontend draws (and saves) their socket as a hollow circle, shape 7.
+OPTIONAL_INPUTS = {("DualCLIPLoader", "device"), ("CLIPLoader", "device"), ("DyPESEGA_SEGAAttention", "allocation"),
+                   ("DyPESEGA_SEGAAttention", "m_ref")}
+HOLLOW_CIRCLE = 7
+# Download links the frontend offers for missing files (node properties.models): the ungated Comfy-Org repackaged
+# files ComfyUI's official templates link (comfyui-workflow-templates-json 0.1.123).
 _QWEN = "https://huggingface.co/Comfy-Org/Qwen-Image_ComfyUI/resolve/main/split_files"
+_FLUX_TE = "https://huggingface.co/comfyanonymous/flux_text_encoders/resolve/main"
 MODEL_URLS: dict[str, tuple[str, str]] = {  # file -> (url, models/ subfolder)
     "flux1-dev.safetensors": (
-        "https://huggingface.co/black-forest-labs/FLUX.1-dev/resolve/main/flux1-dev.safetensors", "diffusion_models"),
-    "flux1-krea-dev.safetensors": (
-        "https://huggingface.co/black-forest-labs/FLUX.1-Krea-dev/resolve/main/flux1-krea-dev.safetensors",
-        "diffusion_models"),
-    "clip_l.safetensors": (
-        "https://huggingface.co/comfyanonymous/flux_text_encoders/resolve/main/clip_l.safetensors", "text_encoders"),
-    "t5xxl_fp16.safetensors": (
-        "https://huggingface.co/comfyanonymous/flux_text_encoders/resolve/main/t5xxl_fp16.safetensors",
-        "text_encoders"),
-    "ae.safetensors": ("https://huggingface.co/black-forest-labs/FLUX.1-schnell/resolve/main/ae.safetensors", "vae"),
+        "https://huggingface.co/Comfy-Org/flux1-dev/resolve/main/flux1-dev.safetensors", "diffusion_models"),
+    "flux1-krea-dev_fp8_scaled.safetensors": (
+        "https://huggingface.co/Comfy-Org/FLUX.1-Krea-dev_ComfyUI/resolve/main/split_files/diffusion_models/"
+        "flux1-krea-dev_fp8_scaled.safetensors", "diffusion_models"),
+    "clip_l.safetensors": (f"{_FLUX_TE}/clip_l.safetensors", "text_encoders"),
+    "t5xxl_fp16.safetensors": (f"{_FLUX_TE}/t5xxl_fp16.safetensors", "text_encoders"),
+    "ae.safetensors": (
+        "https://huggingface.co/Comfy-Org/Lumina_Image_2.0_Repackaged/resolve/main/split_files/vae/ae.safetensors",
+        "vae"),
     "qwen_image_fp8_e4m3fn.safetensors": (
         f"{_QWEN}/diffusion_models/qwen_image_fp8_e4m3fn.safetensors", "diffusion_models"),
     "qwen_2.5_vl_7b_fp8_scaled.safetensors": (
@@ -98,6 +110,7 @@ class Graph:
             sockets, widget_inputs, outputs, props = SHAPES[node_type]
             node["inputs"] = [{"localized_name": n, "name": n, "type": t, "link": None} for n, t in sockets] + [
                 {"localized_name": n, "name": n, "type": t, "widget": {"name": n}, "link": None}
+                | ({"shape": HOLLOW_CIRCLE} if (node_type, n) in OPTIONAL_INPUTS else {})
                 for n, t in widget_inputs]
             node["outputs"] = [{"localized_name": n, "name": n, "type": t, "links": []} for n, t in outputs]
             node["properties"] = {**props, "Node name for S&R": node_type}
@@ -134,74 +147,114 @@ class Graph:
             "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"comfyui-dype-sega/workflows/{name}")),
             "revision": 0, "last_node_id": len(self.nodes), "last_link_id": len(self.links),
             "nodes": self.nodes, "links": self.links, "groups": [], "config": {},
-            "extra": {"ds": {"scale": 0.7, "offset": [60, 80]}, "frontendVersion": "1.32.9"},
+            "extra": {"ds": self._view(), "frontendVersion": "1.32.9", "workflowRendererVersion": "LG"},
             "version": 0.4,
         }
 
+    def _view(self) -> dict[str, Any]:
+        # The canvas opens at extra.ds: screen = (graph + offset) * scale. Put the graph's top-left corner right of
+        # the frontend's sidebar and below its tab bar and breadcrumb (1.32.9 at 1920×1080: sidebar 59 px wide,
+        # chrome 140 px high); the layout below is narrow enough to end left of the minimap at this zoom.
+        left = min(n["pos"][0] for n in self.nodes)
+        top = min(n["pos"][1] for n in self.nodes) - TITLE_H
+        return {"scale": VIEW_SCALE, "offset": [round(VIEW_ORIGIN[0] / VIEW_SCALE - left),
+                                                round(VIEW_ORIGIN[1] / VIEW_SCALE - top)]}
 
-def _tail(g: Graph, model: int, clip: int, vae: int, *, prompt: str, negative: str, width: int, height: int,
+
+# Layout, in graph units (the frontend draws node titles above pos, TITLE_H high). Columns left to right in the order
+# a user reads the graph: recipe note; loaders with the model patches under them; prompts + latent; sampler + decode;
+# image. Compact enough to open at 0.85 (the frontend stops drawing text below 0.6).
+VIEW_SCALE = 0.85
+VIEW_ORIGIN = (80, 160)  # screen px of the graph's top-left corner
+TITLE_H = 30
+NOTE = (0, 460)  # x, width
+LOADERS, PROMPTS, SAMPLER, IMAGE = 500, 880, 1280, 1620  # column x; the model patches sit under the loaders
+
+
+def _tail(g: Graph, model: int, clip: int, vae: int, *, prompt: str, negative: str | None, width: int, height: int,
           seed: int, steps: int, cfg: float, guidance: float | None, prefix: str) -> None:
-    """Prompts, latent, sampler, tiled decode and save: the part every example shares."""
-    pos = g.add("CLIPTextEncode", (430, 460), (420, 200), [prompt])
-    neg = g.add("CLIPTextEncode", (430, 710), (420, 120), [negative])
+    """Prompts, latent, sampler, tiled decode and save: the part every example shares.
+
+    ``negative=None`` is Flux's empty negative as ComfyUI's Flux templates build it: ConditioningZeroOut of the
+    positive prompt (cfg 1 never evaluates it).
+    """
+    pos = g.add("CLIPTextEncode", (PROMPTS, 0), (360, 200), [prompt])
     g.link(clip, 0, pos, "clip")
-    g.link(clip, 0, neg, "clip")
+    if negative is None:
+        neg = g.add("ConditioningZeroOut", (PROMPTS, 350), (300, 50), [])
+        g.link(pos, 0, neg, "conditioning")
+    else:
+        neg = g.add("CLIPTextEncode", (PROMPTS, 250), (360, 120), [negative])
+        g.link(clip, 0, neg, "clip")
     if guidance is not None:
-        fg = g.add("FluxGuidance", (900, 460), (300, 60), [guidance])
+        fg = g.add("FluxGuidance", (PROMPTS, 250), (300, 60), [guidance])
         g.link(pos, 0, fg, "conditioning")
         pos = fg
-    latent = g.add("EmptySD3LatentImage", (900, 600), (300, 110), [width, height, 1])
-    ks = g.add("KSampler", (1250, 80), (320, 480), [seed, "fixed", steps, cfg, "euler", "simple", 1.0])
+    latent = g.add("EmptySD3LatentImage", (PROMPTS, 440), (300, 110), [width, height, 1])
+    ks = g.add("KSampler", (SAMPLER, 0), (300, 270), [seed, "fixed", steps, cfg, "euler", "simple", 1.0])
     g.link(model, 0, ks, "model")
     g.link(pos, 0, ks, "positive")
     g.link(neg, 0, ks, "negative")
     g.link(latent, 0, ks, "latent_image")
-    dec = g.add("VAEDecodeTiled", (1620, 80), (280, 150), [512, 64, 64, 8])
+    dec = g.add("VAEDecodeTiled", (SAMPLER, 330), (300, 150), [512, 64, 64, 8])
     g.link(ks, 0, dec, "samples")
     g.link(vae, 0, dec, "vae")
-    save = g.add("SaveImage", (1620, 280), (520, 560), [prefix])
+    save = g.add("SaveImage", (IMAGE, 0), (340, 480), [prefix])
     g.link(dec, 0, save, "images")
 
 
-def _patches(g: Graph, model: int, sega: bool, x: int = 430, dype: bool = True) -> int:
+def _patches(g: Graph, model: int, sega: bool, y: int, dype: bool = True) -> int:
     """DyPE, DyPE → SEGA (our composition) or SEGA alone (the published SEGA recipe: static NTK positions)."""
     if dype:
-        node = g.add("DyPESEGA_PatchModel", (x, 80), (320, 200), list(DYPE_DEFAULTS))
+        node = g.add("DyPESEGA_PatchModel", (LOADERS, y), (340, 190), list(DYPE_DEFAULTS))
         g.link(model, 0, node, "model")
-        model, x = node, x + 360
+        model, y = node, y + 230
     if not sega:
         return model
-    node = g.add("DyPESEGA_SEGAAttention", (x, 80), (320, 300), list(SEGA_DEFAULTS))
+    node = g.add("DyPESEGA_SEGAAttention", (LOADERS, y), (340, 320), list(SEGA_DEFAULTS))
     g.link(model, 0, node, "model")
     return node
 
 
-def flux(name: str, unet: str, *, sega: bool, width: int, height: int, guidance: float, prompt: str,
-         seed: int, dype: bool = True) -> dict[str, Any]:
+def _note(g: Graph, name: str) -> None:
+    text = NOTES[name]
+    g.add("MarkdownNote", (NOTE[0], 0), (NOTE[1], note_height(text)), [text])
+
+
+def note_height(text: str) -> int:
+    """Room for the note's text, so it opens without a scroll bar or a blank half. The frontend 1.32.9 renders the
+    markdown at 10 graph units (about 90 characters a line at this width); measured content heights of the shipped
+    notes were 379-411 units, this estimate gives 416-432 plus the title bar and margins."""
+    wrapped = sum(-(-len(line) // 90) for line in text.splitlines() if line.strip() and not line.startswith("# "))
+    return 16 * wrapped + 40
+
+
+def flux(name: str, unet: str, *, sega: bool, width: int, height: int, guidance: float, prompt: str, seed: int,
+         slug: str, dype: bool = True) -> dict[str, Any]:
     g = Graph()
-    unet_id = g.add("UNETLoader", (20, 80), (360, 90), [unet, "default"])
-    clip = g.add("DualCLIPLoader", (20, 220), (360, 140),
+    unet_id = g.add("UNETLoader", (LOADERS, 0), (340, 82), [unet, "default"])
+    clip = g.add("DualCLIPLoader", (LOADERS, 120), (340, 130),
                  ["clip_l.safetensors", "t5xxl_fp16.safetensors", "flux", "default"])
-    vae = g.add("VAELoader", (20, 410), (360, 60), ["ae.safetensors"])
-    model = _patches(g, unet_id, sega, dype=dype)
-    _tail(g, model, clip, vae, prompt=prompt, negative="", width=width, height=height, seed=seed, steps=28,
-          cfg=1.0, guidance=guidance, prefix=f"dype/{Path(name).stem}")
-    g.add("MarkdownNote", (-560, 80), (540, 900), [NOTES[name]])
+    vae = g.add("VAELoader", (LOADERS, 290), (340, 60), ["ae.safetensors"])
+    model = _patches(g, unet_id, sega, y=390, dype=dype)
+    _tail(g, model, clip, vae, prompt=prompt, negative=None, width=width, height=height, seed=seed, steps=28,
+          cfg=1.0, guidance=guidance, prefix=f"dype/{slug}")
+    _note(g, name)
     return g.to_json(name)
 
 
-def qwen(name: str, *, width: int, height: int, prompt: str, seed: int) -> dict[str, Any]:
+def qwen(name: str, *, width: int, height: int, prompt: str, seed: int, slug: str) -> dict[str, Any]:
     g = Graph()
-    unet_id = g.add("UNETLoader", (20, 80), (360, 90), ["qwen_image_fp8_e4m3fn.safetensors", "default"])
-    clip = g.add("CLIPLoader", (20, 220), (360, 110),
+    unet_id = g.add("UNETLoader", (LOADERS, 0), (340, 82), ["qwen_image_fp8_e4m3fn.safetensors", "default"])
+    clip = g.add("CLIPLoader", (LOADERS, 120), (340, 110),
                  ["qwen_2.5_vl_7b_fp8_scaled.safetensors", "qwen_image", "default"])
-    vae = g.add("VAELoader", (20, 410), (360, 60), ["qwen_image_vae.safetensors"])
-    shift = g.add("ModelSamplingAuraFlow", (430, 330), (300, 60), [3.1])
+    vae = g.add("VAELoader", (LOADERS, 270), (340, 60), ["qwen_image_vae.safetensors"])
+    shift = g.add("ModelSamplingAuraFlow", (LOADERS, 370), (340, 60), [3.1])
     g.link(unet_id, 0, shift, "model")
-    model = _patches(g, shift, sega=True)
+    model = _patches(g, shift, sega=True, y=470)
     _tail(g, model, clip, vae, prompt=prompt, negative=" ", width=width, height=height, seed=seed, steps=20,
-          cfg=2.5, guidance=None, prefix=f"dype/{Path(name).stem}")
-    g.add("MarkdownNote", (-560, 80), (540, 900), [NOTES[name]])
+          cfg=2.5, guidance=None, prefix=f"dype/{slug}")
+    _note(g, name)
     return g.to_json(name)
 
 
@@ -226,24 +279,30 @@ PROMPT_WIDE = (
     "highly detailed 16:9 landscape photograph"
 )
 
+# File names as the template browser shows them (card title = file stem). ASCII, no characters Windows forbids.
+FLUX_DEV_4096 = "FLUX.1-dev 4096x4096 DyPE.json"
+FLUX_KREA_SEGA = "FLUX.1-Krea-dev 4096x4096 SEGA.json"  # the published SEGA recipe: SEGA alone
+FLUX_KREA_4096 = "FLUX.1-Krea-dev 4096x4096 DyPE + SEGA.json"  # our composition: DyPE's dynamic positions + SEGA
+QWEN_4096 = "Qwen-Image 4096x4096 DyPE + SEGA.json"
+FLUX_DEV_UHD = "FLUX.1-dev 3840x2160 UHD DyPE.json"
+
 
 def build_all() -> dict[str, dict[str, Any]]:
     """File name → workflow JSON for every shipped example."""
     return {
-        "flux1-dev_dype_4096.json": flux(
-            "flux1-dev_dype_4096.json", "flux1-dev.safetensors", sega=False, width=4096, height=4096,
-            guidance=3.5, prompt=PROMPT_LANDSCAPE, seed=42),
-        "flux1-krea-dev_sega_4096.json": flux(  # the published SEGA recipe: SEGA alone, guidance 4.5, 28 steps
-            "flux1-krea-dev_sega_4096.json", "flux1-krea-dev.safetensors", sega=True, dype=False, width=4096,
-            height=4096, guidance=4.5, prompt=PROMPT_PORTRAIT, seed=7),
-        "flux1-krea-dev_dype_sega_4096.json": flux(  # our composition: DyPE's dynamic positions + SEGA
-            "flux1-krea-dev_dype_sega_4096.json", "flux1-krea-dev.safetensors", sega=True, width=4096,
-            height=4096, guidance=4.5, prompt=PROMPT_PORTRAIT, seed=7),
-        "qwen-image_dype_sega_4k.json": qwen(
-            "qwen-image_dype_sega_4k.json", width=4096, height=4096, prompt=PROMPT_CITY, seed=1234),
-        "flux1-dev_dype_3840x2160.json": flux(
-            "flux1-dev_dype_3840x2160.json", "flux1-dev.safetensors", sega=False, width=3840, height=2160,
-            guidance=3.5, prompt=PROMPT_WIDE, seed=2024),
+        FLUX_DEV_4096: flux(
+            FLUX_DEV_4096, "flux1-dev.safetensors", sega=False, width=4096, height=4096, guidance=3.5,
+            prompt=PROMPT_LANDSCAPE, seed=42, slug="flux1-dev_4096"),
+        FLUX_KREA_SEGA: flux(
+            FLUX_KREA_SEGA, "flux1-krea-dev_fp8_scaled.safetensors", sega=True, dype=False, width=4096,
+            height=4096, guidance=4.5, prompt=PROMPT_PORTRAIT, seed=7, slug="flux1-krea-dev_sega_4096"),
+        FLUX_KREA_4096: flux(
+            FLUX_KREA_4096, "flux1-krea-dev_fp8_scaled.safetensors", sega=True, width=4096, height=4096,
+            guidance=4.5, prompt=PROMPT_PORTRAIT, seed=7, slug="flux1-krea-dev_4096"),
+        QWEN_4096: qwen(QWEN_4096, width=4096, height=4096, prompt=PROMPT_CITY, seed=1234, slug="qwen-image_4096"),
+        FLUX_DEV_UHD: flux(
+            FLUX_DEV_UHD, "flux1-dev.safetensors", sega=False, width=3840, height=2160, guidance=3.5,
+            prompt=PROMPT_WIDE, seed=2024, slug="flux1-dev_3840x2160"),
     }
 
 
@@ -252,11 +311,74 @@ def render(workflow: dict[str, Any]) -> str:
     return json.dumps(workflow, indent=2, ensure_ascii=False) + "\n"
 
 
+def thumbnail(workflow: dict[str, Any], title: str):
+    """The template-browser picture: the workflow's own DyPE/SEGA schedule, drawn by the pack's preview renderer
+    from the graph's settings, under its title. Square, like the browser's cards."""
+    import host
+    from PIL import Image, ImageDraw, ImageFont
+
+    preview = host.pack_submodule("nodes.schedule_preview")
+    rope = host.pack_submodule("rope")
+    spectral = host.pack_submodule("spectral")
+    by_type = {n["type"]: n["widgets_values"] for n in workflow["nodes"]}
+    family = "qwen_image" if "CLIPLoader" in by_type else "flux"
+    width, height, _ = by_type["EmptySD3LatentImage"]
+    dype = by_type.get("DyPESEGA_PatchModel")
+    sega = by_type.get("DyPESEGA_SEGAAttention")
+    schedule = rope.PositionSchedule()
+    if dype:
+        method, dynamic, lambda_t, lambda_s, _, thresholds = dype
+        schedule = rope.PositionSchedule(method=method, dynamic=dynamic, lambda_t=lambda_t, lambda_s=lambda_s,
+                                         threshold_rule=thresholds)
+    settings = spectral.SegaSettings()
+    if sega:
+        kappa, alpha, beta, spread_min, spread_max, spread_alpha, floor, _, allocation, m_ref = sega
+        settings = spectral.SegaSettings(kappa=kappa, alpha=alpha, beta=beta, spread_min=spread_min,
+                                         spread_max=spread_max, spread_alpha=spread_alpha, floor=floor,
+                                         allocation=allocation, m_ref=m_ref)
+    base_px = (dype or sega)[4 if dype else 7]
+    request = preview.PreviewRequest(
+        family=family, width=width, height=height, steps=by_type["KSampler"][2],
+        shift=by_type.get("ModelSamplingAuraFlow", [None])[0], schedule=schedule, base_px=base_px,
+        sega=sega is not None, sega_settings=settings, sega_alone=sega is not None and dype is None)
+    chart = preview.render(request)
+    side, pad = 768, 12
+    top = 224  # below the title lines
+    fit = min((side - 2 * pad) / chart.width, (side - top - pad) / chart.height)
+    chart = chart.resize((round(chart.width * fit), round(chart.height * fit)), Image.LANCZOS)
+    image = Image.new("RGB", (side, side), (250, 250, 250))
+    draw = ImageDraw.Draw(image)
+    model, _, rest = title.partition(" ")
+    draw.text((pad + 8, 28), model, fill=(20, 20, 20), font=ImageFont.load_default(size=64))
+    draw.text((pad + 8, 112), rest, fill=(60, 60, 60), font=ImageFont.load_default(size=44))
+    draw.text((pad + 8, 186), "its schedule: RoPE compression and attention temperature per step",
+              fill=(90, 90, 90), font=ImageFont.load_default(size=22))
+    image.paste(chart, ((side - chart.width) // 2, side - pad - chart.height))
+    return image
+
+
+ICON = WORKFLOWS_DIR.parent / "icon.png"  # pyproject [tool.comfy] Icon points at its raw URL
+
+
+def icon():
+    """The registry icon: DyPE's frequency-compression map (Flux.1 at 4096², 28 steps) as the preview renderer draws
+    it, the top-left panel only, 400×400."""
+    import host
+
+    preview = host.pack_submodule("nodes.schedule_preview")
+    chart = preview.render(preview.PreviewRequest(sega=False))
+    margin, top, panel_w, panel_h = 56, 60, 28 * 12, 28 * 8  # render()'s first panel: 28 steps × 28 pairs
+    return chart.crop((margin, top, margin + panel_w, top + panel_h)).resize((400, 400))
+
+
 def main() -> None:
+    icon().save(ICON, optimize=True)
     WORKFLOWS_DIR.mkdir(exist_ok=True)
     for name, workflow in build_all().items():
-        (WORKFLOWS_DIR / name).write_text(render(workflow), encoding="utf-8")
-        print(f"wrote workflows/{name}")
+        path = WORKFLOWS_DIR / name
+        path.write_text(render(workflow), encoding="utf-8")
+        thumbnail(workflow, path.stem).save(path.with_suffix(".jpg"), quality=88, optimize=True)
+        print(f"wrote workflows/{name} and its thumbnail")
 
 
 if __name__ == "__main__":

@@ -1,109 +1,117 @@
-"""The MarkdownNote text of each example workflow (the recipe a user reads next to the graph)."""
+"""The MarkdownNote text of each example workflow (the recipe a user reads next to the graph).
+
+Written for the frontend's note: short, one line per paragraph or bullet (the markdown renderer joins wrapped lines
+without a space), key facts in bold rather than only in inline code (low contrast in the new node view).
+"""
 
 from __future__ import annotations
 
 _FLUX_FILES = """\
-| file | folder |
-|---|---|
-| `{unet}` ({unet_src}) | `ComfyUI/models/diffusion_models/` |
-| `clip_l.safetensors`, `t5xxl_fp16.safetensors` (comfyanonymous/flux_text_encoders) | `ComfyUI/models/text_encoders/` |
-| `ae.safetensors` (the FLUX.1 VAE, from the FLUX.1-dev or -schnell repository) | `ComfyUI/models/vae/` |"""
+**Model files** (the names ComfyUI's own Flux templates use; the loaders offer the download links):
+- diffusion_models: **{unet}** ({unet_src})
+- text_encoders: **clip_l.safetensors**, **t5xxl_fp16.safetensors**
+- vae: **ae.safetensors**"""
 
 _QWEN_FILES = """\
-| file (all from Comfy-Org/Qwen-Image_ComfyUI) | folder |
-|---|---|
-| `qwen_image_fp8_e4m3fn.safetensors` | `ComfyUI/models/diffusion_models/` |
-| `qwen_2.5_vl_7b_fp8_scaled.safetensors` | `ComfyUI/models/text_encoders/` |
-| `qwen_image_vae.safetensors` | `ComfyUI/models/vae/` |"""
+**Model files** (as in ComfyUI's Qwen-Image template, all from Comfy-Org/Qwen-Image_ComfyUI):
+- diffusion_models: **qwen_image_fp8_e4m3fn.safetensors**
+- text_encoders: **qwen_2.5_vl_7b_fp8_scaled.safetensors**
+- vae: **qwen_image_vae.safetensors**"""
 
-_OOM = """\
-**Out of memory?** In this order: set `weight_dtype` on the diffusion model loader to `fp8_e4m3fn`; lower
-`tile_size` on *VAE Decode (Tiled)* to 256 (overlap 32); start ComfyUI with `--lowvram`; use
-a smaller size (DyPE adapts to any size by itself, e.g. 3072×3072). Low system RAM: use an fp8 text encoder."""
+_NODES = ("**Our nodes** on their defaults: **DyPE Patch Model** (yarn, dynamic){sega}. They change the model only "
+          "above its trained size ({base}); at or below it the output is identical.")
+_SEGA = (" then **SEGA Attention** (the port's defaults: κ 0.08, α 0.15, β 1.5, floor 1.0, allocation rank, "
+         "m_ref power), which removes the colour speckle of flat areas at 4K. DyPE → SEGA is **our composition** "
+         "(DyPE's dynamic positions, SEGA's per-pair temperatures instead of YaRN's single one); it has no published "
+         "numbers yet")
 
-_NODES = """\
-**Our nodes** (comfyui-dype-sega): *DyPE Patch Model* `yarn`, dynamic on, λt 2, λs 2, `base_resolution` 0 =
-the family's trained size ({base}). {sega}Both only change the model above its trained size; leave the defaults."""
+_SEGA_ALONE = ("**The published SEGA recipe:** **SEGA Attention** alone on its defaults (κ 0.08, α 0.15, β 1.5, "
+               "floor 1.0, allocation rank, m_ref power): static NTK positions and one attention temperature per "
+               "RoPE pair from the latent's spectrum at every step, as the diffusers port's method \"sega\" runs "
+               "it, the implementation behind SEGA's published numbers (flat-sky Laplacian variance 76.5 with plain "
+               "DyPE → 12.7 with SEGA; FLUX.1-Krea-dev 4096², 28 steps, guidance 4.5). It changes the model only "
+               "above its trained size (1024 px for Flux.1). DyPE underneath is our composition: the "
+               "**FLUX.1-Krea-dev 4096x4096 DyPE + SEGA** workflow.")
 
-_SEGA = ("*SEGA Attention* with its defaults (the port's: κ 0.08, α 0.15, β 1.5, floor 1.0, allocation `rank`, "
-         "m_ref `power`) removes the colour speckle in flat areas. DyPE → SEGA is **our composition** (dynamic "
-         "positions early, SEGA's per-pair temperatures at every step instead of YaRN's single one); it has no "
-         "published numbers yet. ")
 
-_SEGA_ALONE = """\
-**The published SEGA recipe.** *SEGA Attention* alone, with its defaults (κ 0.08, α 0.15, β 1.5, floor 1.0,
-allocation `rank`, m_ref `power`): static NTK positions and one attention temperature per RoPE pair, from the
-latent's spectrum at every step. This is what the diffusers port's `method="sega"` runs, the implementation
-behind SEGA's published before/after numbers (flat-sky Laplacian variance 76.5 with plain DyPE → 12.7 with SEGA,
-FLUX.1-Krea-dev 4096², 28 steps, guidance 4.5). `base_resolution` 0 = 1024 px for Flux.1. It only changes the
-model above its trained size; leave the defaults. DyPE's dynamic positions underneath are our composition:
-`flux1-krea-dev_dype_sega_4096.json`."""
 
-_SHIFT_FLUX = """\
-**Shift:** the Flux default (1.15). *ModelSamplingFlux* is left out on purpose: its resolution-dependent shift is
-fitted up to 1024² and extrapolates to an extreme value at this size."""
+def _differs(size: str, steps: str | None = None) -> str:
+    """The deliberate differences from ComfyUI's own template for this model, each with its reason."""
+    lines = ["**Where this differs from ComfyUI's template, on purpose:**"]
+    if steps:
+        lines.append(steps)
+    lines += [f"- **VAE Decode (Tiled)**: a plain decode of {size} needs several GB more VRAM.",
+              "- **Seed fixed**: queue again with our nodes bypassed (select them, Ctrl+B) to compare the same "
+              "image without them."]
+    return "\n".join(lines)
+
+
+_OOM = ("**Out of memory?** In this order: weight_dtype **fp8_e4m3fn** on the model loader; VAE Decode (Tiled) "
+        "tile_size **256**, overlap 32; start ComfyUI with **--lowvram**; a smaller size (e.g. 3072×3072).")
 
 
 def _flux_note(title: str, unet: str, unet_src: str, size: str, guidance: float, sega: bool, mem24: str,
-               time24: str, mem80: str, time80: str, dype: bool = True) -> str:
-    nodes = _NODES.format(base="1024 px for Flux.1", sega=_SEGA if sega else "") if dype else _SEGA_ALONE
-    method = ("DyPE + SEGA" if sega else "DyPE") if dype else "SEGA"
+               time24: str, mem80: str, time80: str, fp8: bool, dype: bool = True) -> str:
+    nodes = _NODES.format(sega=_SEGA if sega else "", base="1024 px for Flux.1") if dype else _SEGA_ALONE
+    steps_why = ("the DyPE paper's setting (official run_dype.py default); fine detail at 4K needs them." if dype
+                 else "the setting of SEGA's published numbers.")
+    vram24 = ("the fp8 file fits as it is" if fp8 else
+              "set weight_dtype to **fp8_e4m3fn** (the file alone is 22 GB)")
     return f"""\
 # {title}
 
-{size} in one pass with {method}: no upscaler, no tiling of the diffusion model.
-
-**Recipe:** 28 steps, `euler` / `simple`, cfg 1.0, FluxGuidance {guidance}, denoise 1.0, seed fixed.
-{_SHIFT_FLUX}
-
-{nodes}
-
-**Model files**
+{size} in one pass: no upscaler, no tiling of the diffusion model.
 
 {_FLUX_FILES.format(unet=unet, unet_src=unet_src)}
 
-**Memory and time — estimates, not measurements** (they vary with drivers, attention backend and ComfyUI version):
-- 24 GB card (RTX 4090): set `weight_dtype` to `fp8_e4m3fn` (the fp16 file alone is 23.8 GB); peak {mem24} VRAM,
-  about {time24} (an RTX 3090 takes roughly twice as long). 32 GB system RAM, 64 GB recommended.
-- 80 GB card (A100 / H100): default weights, peak {mem80} VRAM, about {time80}.
+**Recipe:** euler, simple, cfg 1.0, FluxGuidance {guidance}, negative = ConditioningZeroOut (as ComfyUI's templates). \
+No ModelSamplingFlux: its size-dependent shift is fitted up to 1024² and extrapolates to an extreme value here.
+
+{nodes}
+
+{_differs(size, f"- **28 steps** (template: 20): {steps_why}")}
+
+**Memory and time (estimates, not measurements):**
+- 24 GB card (RTX 4090): {vram24}; peak {mem24} VRAM, about {time24}. 32 GB system RAM, 64 GB recommended.
+- 80 GB card (A100 / H100): peak {mem80} VRAM, about {time80}.
 
 {_OOM}
 """
 
 
 NOTES: dict[str, str] = {
-    "flux1-dev_dype_4096.json": _flux_note(
-        "FLUX.1-dev at 4096×4096 with DyPE", "flux1-dev.safetensors", "black-forest-labs/FLUX.1-dev, gated",
-        "4096×4096", 3.5, False, "≈ 18–22 GB", "25–40 min", "≈ 30–40 GB", "6–10 min (H100) or 12–20 min (A100)"),
-    "flux1-krea-dev_sega_4096.json": _flux_note(
-        "FLUX.1-Krea-dev at 4096×4096: the published SEGA recipe", "flux1-krea-dev.safetensors",
-        "black-forest-labs/FLUX.1-Krea-dev, gated", "4096×4096", 4.5, True, "≈ 18–22 GB", "25–40 min",
-        "≈ 30–40 GB", "6–10 min (H100) or 12–20 min (A100)", dype=False),
-    "flux1-krea-dev_dype_sega_4096.json": _flux_note(
-        "FLUX.1-Krea-dev at 4096×4096 with DyPE + SEGA (our composition)", "flux1-krea-dev.safetensors",
-        "black-forest-labs/FLUX.1-Krea-dev, gated", "4096×4096", 4.5, True, "≈ 18–22 GB", "25–40 min",
-        "≈ 30–40 GB", "6–10 min (H100) or 12–20 min (A100)"),
-    "flux1-dev_dype_3840x2160.json": _flux_note(
-        "FLUX.1-dev at 3840×2160 (16:9) with DyPE", "flux1-dev.safetensors", "black-forest-labs/FLUX.1-dev, gated",
-        "3840×2160", 3.5, False, "≈ 15–18 GB", "9–15 min", "≈ 28–34 GB", "2–4 min (H100) or 4–7 min (A100)")
+    "FLUX.1-dev 4096x4096 DyPE.json": _flux_note(
+        "FLUX.1-dev · 4096×4096 · DyPE", "flux1-dev.safetensors", "Comfy-Org/flux1-dev", "4096×4096", 3.5, False,
+        "≈ 18–22 GB", "25–40 min", "≈ 30–40 GB", "6–10 min (H100) or 12–20 min (A100)", fp8=False),
+    "FLUX.1-Krea-dev 4096x4096 SEGA.json": _flux_note(
+        "FLUX.1-Krea-dev · 4096×4096 · the published SEGA recipe", "flux1-krea-dev_fp8_scaled.safetensors",
+        "Comfy-Org/FLUX.1-Krea-dev_ComfyUI", "4096×4096", 4.5, True, "≈ 18–22 GB", "25–40 min", "≈ 20–30 GB",
+        "6–10 min (H100) or 12–20 min (A100)", fp8=True, dype=False),
+    "FLUX.1-Krea-dev 4096x4096 DyPE + SEGA.json": _flux_note(
+        "FLUX.1-Krea-dev · 4096×4096 · DyPE + SEGA (our composition)", "flux1-krea-dev_fp8_scaled.safetensors",
+        "Comfy-Org/FLUX.1-Krea-dev_ComfyUI", "4096×4096", 4.5, True, "≈ 18–22 GB", "25–40 min", "≈ 20–30 GB",
+        "6–10 min (H100) or 12–20 min (A100)", fp8=True),
+    "FLUX.1-dev 3840x2160 UHD DyPE.json": _flux_note(
+        "FLUX.1-dev · 3840×2160 (16:9) · DyPE", "flux1-dev.safetensors", "Comfy-Org/flux1-dev", "3840×2160", 3.5,
+        False, "≈ 15–18 GB", "9–15 min", "≈ 28–34 GB", "2–4 min (H100) or 4–7 min (A100)", fp8=False)
     + "\nNon-square: DyPE scales each image axis by its own ratio to the trained size (3.75× wide, 2.1× high).\n",
-    "qwen-image_dype_sega_4k.json": f"""\
-# Qwen-Image at 4096×4096 with DyPE + SEGA
+    "Qwen-Image 4096x4096 DyPE + SEGA.json": f"""\
+# Qwen-Image · 4096×4096 · DyPE + SEGA
 
-4096×4096 in one pass (Qwen-Image is trained at 1328×1328: 3.1× per side) with DyPE + SEGA.
-
-**Recipe:** 20 steps, `euler` / `simple`, cfg 2.5, denoise 1.0, seed fixed. **Shift:** *ModelSamplingAuraFlow*
-3.1, as in ComfyUI's Qwen-Image template; it sits before the DyPE node, either order gives the same model.
-
-{_NODES.format(base="1328 px for Qwen-Image", sega=_SEGA)}
-
-**Model files**
+4096×4096 in one pass; Qwen-Image is trained at 1328×1328, so that is 3.1× per side.
 
 {_QWEN_FILES}
 
-**Memory and time — estimates, not measurements** (cfg 2.5 runs two model passes per step):
-- 24 GB card (RTX 4090): the fp8 model (20.4 GB) does not fit next to the 4096² activations, so ComfyUI offloads
-  part of it to system RAM (64 GB recommended): about 60–100 min. 3072×3072 is the comfortable size here.
+**Qwen-Image-2512** has the same architecture and trained size, so this graph applies unchanged: pick **qwen_image_2512_fp8_e4m3fn.safetensors** in the model loader (same folder and repository; ComfyUI's 2512 template samples 50 steps at cfg 4).
+
+**Recipe:** euler, simple, cfg 2.5, shift: **ModelSamplingAuraFlow 3.1**, as in ComfyUI's Qwen-Image template. It sits before the DyPE node; either order gives the same model.
+
+{_NODES.format(sega=_SEGA, base="1328 px for Qwen-Image")}
+
+{_differs("4096×4096")}
+
+**Memory and time (estimates, not measurements).** cfg 2.5 runs two model passes per step.
+- 24 GB card (RTX 4090): the fp8 model (20.4 GB) does not fit next to the 4096² activations, so ComfyUI offloads part of it to system RAM (64 GB recommended): about 60–100 min. 3072×3072 is the comfortable size here.
 - 80 GB card (A100 / H100): peak ≈ 35–45 GB VRAM, about 10–15 min (H100) or 20–30 min (A100).
 
 {_OOM}

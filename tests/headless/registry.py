@@ -21,7 +21,8 @@ OUR_NODE = "DyPESEGA_PatchModel"
 
 # The model files the shipped workflows name, by ComfyUI model folder (what users download).
 MODEL_FILES: dict[str, tuple[str, ...]] = {
-    "diffusion_models": ("flux1-dev.safetensors", "flux1-krea-dev.safetensors", "qwen_image_fp8_e4m3fn.safetensors"),
+    "diffusion_models": ("flux1-dev.safetensors", "flux1-krea-dev_fp8_scaled.safetensors",
+                         "qwen_image_fp8_e4m3fn.safetensors"),
     "text_encoders": ("clip_l.safetensors", "t5xxl_fp16.safetensors", "qwen_2.5_vl_7b_fp8_scaled.safetensors"),
     "vae": ("ae.safetensors", "qwen_image_vae.safetensors"),
 }

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# What the browser test needs beyond scripts/bootstrap.sh: Debian's chromium (apt; never a downloaded browser) and
+# the Python side (.ci/requirements-browser.txt) in .venv. Idempotent. Needs root (or sudo) for apt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v chromium >/dev/null 2>&1; then
+  SUDO=$([ "$(id -u)" = 0 ] && echo "" || echo sudo)
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q chromium
+fi
+.venv/bin/pip install -q --disable-pip-version-check -c .ci/constraints.txt -r .ci/requirements-browser.txt
+# A second host (scripts/bootstrap.sh puts it under .hosts/) pins its own frontend: keep a copy of that version
+# beside it for ComfyUI's --front-end-root (the browser test picks it by the host's requirements.txt).
+for req in .hosts/comfyui-*/requirements.txt; do
+  [ -f "$req" ] || continue
+  pin=$(sed -n 's/^comfyui-frontend-package==\([^ ;]*\).*/\1/p' "$req")
+  if [ -n "$pin" ] && [ ! -f ".hosts/frontend-$pin/comfyui_frontend_package/static/index.html" ] \
+     && ! .venv/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.version('comfyui-frontend-package') != '$pin')"; then
+    .venv/bin/pip install -q --disable-pip-version-check --no-deps --target ".hosts/frontend-$pin" \
+      "comfyui-frontend-package==$pin"
+  fi
+done

@@ -1,0 +1,141 @@
+"""A real ComfyUI server for the browser test: the host tree, this pack installed under ``custom_nodes/``, 127.0.0.1.
+
+Recipe from workflows.md §6: main.py runs from a shadow directory (main.py copied, everything else symlinked) so
+that a vendored ``extra_model_paths.yaml`` pointing at missing folders is not read; ``--base-directory`` keeps
+custom_nodes/models/input/output/user inside a temp dir, where the pack is copied as a user installs it and the
+model files the workflows name exist as empty files (so the file combos list them, as on a user's machine).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import host
+
+logger = logging.getLogger(__name__)
+
+# What a registry install ships (.comfyignore drops tests/, scripts/, .ci/); VCS and caches never travel.
+_NOT_SHIPPED = shutil.ignore_patterns("tests", "scripts", ".ci", ".git", ".venv", "out", "__pycache__", "*.pyc",
+                                      ".pytest_cache", ".ruff_cache")
+_SKIP_IN_SHADOW = {"main.py", "extra_model_paths.yaml", "__pycache__", "custom_nodes", "models", "input", "output",
+                   "temp", "user"}
+
+
+def pinned_frontend(root: Path) -> str | None:
+    """The ``comfyui-frontend-package`` version the host's requirements.txt pins, if any."""
+    req = root / "requirements.txt"
+    for line in req.read_text(encoding="utf-8").splitlines() if req.is_file() else []:
+        name, _, version = line.partition("==")
+        if name.strip().lower().replace("_", "-") == "comfyui-frontend-package":
+            return version.strip()
+    return None
+
+
+def installed_frontend() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("comfyui-frontend-package")
+    except PackageNotFoundError:
+        return None
+
+
+def frontend_root(root: Path) -> tuple[Path | None, str]:
+    """Which frontend to serve for the host at ``root``: ``(None, why)`` means the installed package is the one the
+    host pins; ``(path, why)`` a copy of the pinned version under .hosts/ (scripts/browser-setup.sh puts it there);
+    raises LookupError with what to run when neither is available."""
+    pinned, installed = pinned_frontend(root), installed_frontend()
+    if pinned is None or pinned == installed:
+        return None, f"comfyui-frontend-package {installed} (installed)"
+    copy = host.PACK_DIR / ".hosts" / f"frontend-{pinned}" / "comfyui_frontend_package" / "static"
+    if (copy / "index.html").is_file():
+        return copy, f"comfyui-frontend-package {pinned} from {copy}"
+    raise LookupError(f"the host at {root} pins comfyui-frontend-package {pinned}, installed is {installed}; "
+                      "run scripts/browser-setup.sh to put the pinned one under .hosts/")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ComfyServer:
+    """``with ComfyServer(tmp, model_files) as srv:`` → ``srv.url``; the process is stopped by its pid on exit."""
+
+    def __init__(self, work_dir: Path, model_files: dict[str, tuple[str, ...]], front_end_root: Path | None = None,
+                 start_timeout: float = 90.0) -> None:
+        self.work_dir = work_dir
+        self.front_end_root = front_end_root
+        self.model_files = model_files
+        self.start_timeout = start_timeout
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = work_dir / "server.log"
+        self._proc: subprocess.Popen | None = None
+
+    def _prepare(self) -> tuple[Path, Path]:
+        root = host.comfyui_root()
+        shadow, base = self.work_dir / "comfy", self.work_dir / "base"
+        shadow.mkdir(parents=True)
+        for entry in root.iterdir():
+            if entry.name not in _SKIP_IN_SHADOW:
+                (shadow / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
+        shutil.copy2(root / "main.py", shadow / "main.py")  # main.py finds the yaml via realpath(__file__)
+        shutil.copytree(host.PACK_DIR, base / "custom_nodes" / "comfyui-dype-sega", ignore=_NOT_SHIPPED)
+        for folder, names in self.model_files.items():
+            (base / "models" / folder).mkdir(parents=True, exist_ok=True)
+            for name in names:
+                (base / "models" / folder / name).touch()
+        return shadow, base
+
+    def __enter__(self) -> ComfyServer:
+        shadow, base = self._prepare()
+        # main.py run as __main__ from the shadow dir, after the test stubs for torchvision/torchaudio (tests/stubs.py)
+        # are installed in the server process: ComfyUI imports them at load time, the pack never uses them.
+        tests_dir = str(Path(host.__file__).resolve().parent)
+        launcher = ("import runpy, sys; d = sys.argv.pop(1); sys.path.insert(1, d); import stubs; stubs.install(); "
+                    "sys.path.remove(d); sys.argv[0] = 'main.py'; runpy.run_path('main.py', run_name='__main__')")
+        cmd = [sys.executable, "-c", launcher, tests_dir, "--cpu", "--listen", "127.0.0.1", "--port", str(self.port),
+               "--base-directory", str(base), "--disable-auto-launch", "--database-url", "sqlite:///:memory:"]
+        if self.front_end_root is not None:
+            cmd += ["--front-end-root", str(self.front_end_root)]
+        self._log = self.log_path.open("w")
+        self._proc = subprocess.Popen(cmd, cwd=shadow, stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"ComfyUI exited with {self._proc.returncode}; log:\n{self.log()}")
+            try:
+                self.stats = self.get("/system_stats")
+                return self
+            except OSError:
+                time.sleep(0.25)
+        self.__exit__(None, None, None)
+        raise RuntimeError(f"ComfyUI did not answer on {self.url} within {self.start_timeout:.0f} s; log:\n{self.log()}")
+
+    def get(self, path: str) -> Any:
+        with urllib.request.urlopen(self.url + path, timeout=10) as response:  # noqa: S310 (our own localhost)
+            return json.loads(response.read())
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")[-6000:]
+
+    def __exit__(self, *exc: object) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        self._log.close()
