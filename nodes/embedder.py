@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from ..rope import plain_frequencies, rotation_table
-from .runtime import CALL, AxisSchedule, math_device
+from .runtime import CALL, AxisSchedule, concurrent_sampling_error, math_device
 
 
 class ExtrapolatingRopeEmbedder(torch.nn.Module):
@@ -22,9 +22,34 @@ class ExtrapolatingRopeEmbedder(torch.nn.Module):
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         scope = CALL.get()
-        if scope is None or scope.embedder is not self:
+        if scope is None:
             return self.original(ids)
+        if scope.embedder is not self:
+            if getattr(scope.embedder, "original", None) is self.original:
+                # Another clone's replacement of the same module took its place in the middle of this call.
+                raise concurrent_sampling_error("base", "the RoPE embedder", self)
+            return self.original(ids)  # an embedder of another model called inside this one's call
         return embed_ids(ids, self.axes_dim, float(self.theta), scope.axes)
+
+
+def describe_module(module: object) -> str:
+    return f"{type(module).__module__}.{type(module).__qualname__}"
+
+
+def is_stock_rope_embedder(module: object, spatial_axes: tuple[int, ...]) -> bool:
+    """ComfyUI's own EmbedND-style module (its class defined in ``comfy.*``) with theta and the spatial axes.
+
+    Any other class is another node's RoPE replacement: its table is not a function of theta/axes_dim we can
+    rebuild, so building ours in its place would silently drop its effect.
+    """
+    axes_dim = getattr(module, "axes_dim", None)
+    return (
+        isinstance(module, torch.nn.Module)
+        and type(module).__module__.split(".")[0] == "comfy"
+        and getattr(module, "theta", None) is not None
+        and axes_dim is not None
+        and len(axes_dim) > max(spatial_axes)
+    )
 
 
 def embed_ids(ids: torch.Tensor, axes_dim: list[int], theta: float, spatial: tuple[AxisSchedule, ...]) -> torch.Tensor:

@@ -6,20 +6,37 @@ import logging
 from collections.abc import Callable
 
 from .config import CONFIG_KEY, WRAPPER_KEY, PatchConfig, read_config
-from .embedder import ExtrapolatingRopeEmbedder
+from .embedder import ExtrapolatingRopeEmbedder, describe_module, is_stock_rope_embedder
 from .families import FamilyAdapter, UnsupportedModelError, detect_family
 from .runtime import apply_model_wrapper, calc_cond_batch_wrapper, outer_sample_wrapper
 
 logger = logging.getLogger(__name__)
 
 
+class ForeignRopeEmbedderError(UnsupportedModelError):
+    """Another node already replaced the RoPE embedder; DyPE/SEGA cannot build on its table."""
+
+
 def _original_embedder(model, adapter: FamilyAdapter):
+    """The embedder a new clone starts from: ours (a second node of this pack) or ComfyUI's own EmbedND.
+
+    An EmbedND of ComfyUI's class object-patched by another node (say with another theta) composes: our schedule is
+    built from its theta and axes. Any other class is refused: above the trained size our table replaces the whole
+    rotary table, so its effect would vanish without a word.
+    """
     current = model.get_model_object(adapter.embedder_attr)
     original = current.original if isinstance(current, ExtrapolatingRopeEmbedder) else current
-    axes_dim = getattr(original, "axes_dim", None)
-    if getattr(original, "theta", None) is None or axes_dim is None or len(axes_dim) <= max(adapter.spatial_axes):
+    if not is_stock_rope_embedder(original, adapter.spatial_axes):
+        model_name = type(model.model).__name__
+        if hasattr(original, "theta") and hasattr(original, "axes_dim"):
+            raise ForeignRopeEmbedderError(
+                f"DyPE/SEGA: {model_name}.{adapter.embedder_attr} was already replaced by "
+                f"{describe_module(original)}, another node's RoPE patch. DyPE/SEGA rebuilds the whole rotary table "
+                "above the trained resolution and would silently drop that patch, so it refuses instead. Remove one "
+                "of the two RoPE patches (or apply the other one after DyPE/SEGA to let it win)."
+            )
         raise UnsupportedModelError(
-            f"{type(model.model).__name__}.{adapter.embedder_attr} is {type(original).__name__}, which has no "
+            f"DyPE/SEGA: {model_name}.{adapter.embedder_attr} is {describe_module(original)}, which has no "
             "EmbedND-style theta/axes_dim; another custom node may have replaced it. Put DyPE/SEGA before that node."
         )
     return current

@@ -37,6 +37,9 @@ logger = logging.getLogger(__name__)
 class RunScope:
     warned: set[str] = field(default_factory=set)
     fallback_flags: list[torch.Tensor] = field(default_factory=list)
+    # The replacement embedder the sampling clone object-patches in (None when unknown): every model call checks
+    # the shared base model still holds it, which is how a swap by another thread shows up.
+    expected_embedder: torch.nn.Module | None = None
 
     def warn_once(self, message: str) -> None:
         if message not in self.warned:
@@ -47,6 +50,7 @@ class RunScope:
 @dataclass
 class StepScope:
     x_in: torch.Tensor
+    sigma: torch.Tensor  # (B,): the step's sigma per sample; ControlNets in this step read it from here
     run: RunScope | None = None  # the run this step belongs to, for calls on threads that cannot see RUN
     spectra: dict = field(default_factory=dict)  # (patch_size, settings) -> LatentSpectrum of x_in
     lock: threading.Lock = field(default_factory=threading.Lock)  # one spectrum even when calls run in parallel
@@ -114,11 +118,21 @@ def _warn(message: str, run: RunScope | None = None) -> None:
 
 
 def outer_sample_wrapper(executor, *args, **kwargs):
-    """Open a run scope; after sampling, report SEGA fallbacks once (the single host read of the run)."""
+    """Open a run scope; let ControlNets follow the schedule; after sampling, report SEGA fallbacks once."""
+    from .controlnet import scheduled_controlnets
+
+    guider = getattr(executor, "class_obj", None)
+    patcher = getattr(guider, "model_patcher", None)
+    config = read_config((getattr(guider, "model_options", None) or {}).get("transformer_options", {}))
     run = RunScope()
+    adapter = None
+    if patcher is not None and config is not None:
+        adapter = detect_family(patcher.model)
+        run.expected_embedder = patcher.object_patches.get(adapter.embedder_attr)
     token = RUN.set(run)
     try:
-        return executor(*args, **kwargs)
+        with scheduled_controlnets(getattr(guider, "conds", None), config, adapter, run):
+            return executor(*args, **kwargs)
     finally:
         RUN.reset(token)
         if run.fallback_flags:
@@ -132,7 +146,7 @@ def outer_sample_wrapper(executor, *args, **kwargs):
 
 def calc_cond_batch_wrapper(executor, model, conds, x_in, timestep, model_options):
     """Open a step scope holding the step's full latent, so the spectrum is computed once per step."""
-    step = StepScope(x_in=x_in, run=RUN.get())
+    step = StepScope(x_in=x_in, sigma=timestep, run=RUN.get())
     options = dict(model_options)  # the step's own copy: the clone's model_options are never written
     options["transformer_options"] = {**model_options.get("transformer_options", {}), STEP_KEY: step}
     token = STEP.set(step)
@@ -222,6 +236,22 @@ def build_call_scope(
     return CallScope(embedder=embedder, axes=tuple(axes))
 
 
+class ConcurrentSamplingError(RuntimeError):
+    """The shared base model was re-patched for another clone while this one was sampling."""
+
+
+def concurrent_sampling_error(model_name: str, attr: str, found: object) -> ConcurrentSamplingError:
+    what = ("another clone's DyPE/SEGA embedder" if hasattr(found, "original")
+            else f"{type(found).__name__} (the model was unpatched, or a clone without this patch was loaded on it)")
+    return ConcurrentSamplingError(
+        f"DyPE/SEGA: while this sampler was running, {attr} of the shared {model_name} model was switched to "
+        f"{what}. That happens when two samplers run one loaded model at the same time on different threads, "
+        "which ComfyUI does not support: the object patches and weight patches of every clone are applied to the "
+        "one shared module, so each run would silently use the other's RoPE (and LoRA/weights). Sample one after "
+        "the other, or load the model twice."
+    )
+
+
 def apply_model_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control=None, transformer_options=None,
                         **kwargs):
     """Feed the live sigma and the latent's grid to the replacement embedder for the duration of one model call."""
@@ -236,13 +266,17 @@ def apply_model_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control
         base_model = executor.class_obj
         adapter = detect_family(base_model)
         embedder = comfy.utils.get_attr(base_model, adapter.embedder_attr)
+        run = _current_run(step)
+        if run is not None and run.expected_embedder is not None and embedder is not run.expected_embedder:
+            raise concurrent_sampling_error(type(base_model).__name__, adapter.embedder_attr, embedder)
         if isinstance(embedder, ExtrapolatingRopeEmbedder):
             scope = build_call_scope(config, adapter, embedder, x, t, step)
         else:
             _warn(
                 f"DyPE/SEGA: {adapter.embedder_attr} of {type(base_model).__name__} is "
-                f"{type(embedder).__name__}, not our embedder (another node replaced it after ours?); "
-                "sampling without DyPE/SEGA.",
+                f"{type(embedder).__module__}.{type(embedder).__name__}: a node applied after DyPE/SEGA replaced "
+                "our embedder with its own, so this model samples with that node's RoPE and without DyPE/SEGA. "
+                "Two RoPE replacements cannot both apply: remove one of them.",
                 _current_run(step),
             )
     token = CALL.set(scope)

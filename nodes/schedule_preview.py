@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import logging
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,8 +69,12 @@ def _adapter(family: str) -> FamilyAdapter:
     raise ValueError(f"Unknown family {family!r}; expected one of {', '.join(a.name for a in ADAPTERS)}.")
 
 
-def _synthetic_latents(sigmas: torch.Tensor, grid: tuple[int, int], patch: int) -> torch.Tensor:
-    """x_t = (1 - sigma) x0 + sigma noise, x0 a 1/f ("natural image") field: what SEGA sees along a run."""
+def _synthetic_latents(sigmas: torch.Tensor, grid: tuple[int, int], patch: int, start: int = 0,
+                       count: int | None = None) -> torch.Tensor:
+    """x_t = (1 - sigma) x0 + sigma noise, x0 a 1/f ("natural image") field: what SEGA sees along a run.
+
+    Steps ``start`` to ``start + count`` only; the field and the noise are the same whatever the chunk.
+    """
     gen = torch.Generator().manual_seed(0)
     h, w = grid[0] * patch, grid[1] * patch
     fy = torch.fft.fftfreq(h)[:, None]
@@ -79,8 +84,23 @@ def _synthetic_latents(sigmas: torch.Tensor, grid: tuple[int, int], patch: int) 
     x0 = torch.fft.irfft2(amplitude * torch.exp(1j * phase), s=(h, w))
     x0 = (x0 - x0.mean()) / x0.std()
     noise = torch.randn(16, h, w, generator=gen)
-    s = sigmas[:, None, None, None].float()
+    s = sigmas[start:None if count is None else start + count, None, None, None].float()
     return (1 - s) * x0 + s * noise
+
+
+STEPS_PER_CHUNK = 16  # synthetic latents of at most 16 steps at a time: ~64 MB whatever the step count
+
+
+def _chunked_spectrum(sigmas: torch.Tensor, grid: tuple[int, int], patch: int, settings):
+    """``latent_spectrum`` of the synthetic run, a few steps at a time so memory does not grow with the steps."""
+    from dataclasses import replace
+
+    from ..spectral import latent_spectrum
+
+    parts = [latent_spectrum(_synthetic_latents(sigmas, grid, patch, start, STEPS_PER_CHUNK), patch, settings)
+             for start in range(0, len(sigmas), STEPS_PER_CHUNK)]
+    per_sample = ("axis_h", "axis_w", "radial", "spread", "valid")
+    return replace(parts[0], **{name: torch.cat([getattr(p, name) for p in parts]) for name in per_sample})
 
 
 def schedule_curves(request: PreviewRequest) -> dict:
@@ -93,12 +113,10 @@ def schedule_curves(request: PreviewRequest) -> dict:
     spectrum = None
     settings = request.sega_settings
     if request.sega:
-        from ..spectral import latent_spectrum
 
         # Profiles only depend on the grid, so a coarser synthetic grid with the same token aspect keeps this fast.
         preview_grid = tuple(min(n, 128) for n in grid)
-        spectrum = latent_spectrum(_synthetic_latents(sigmas, preview_grid, adapter.patch_size), adapter.patch_size,
-                                   settings)
+        spectrum = _chunked_spectrum(sigmas, preview_grid, adapter.patch_size, settings)
     axes = {}
     for name, n, key in (("rows", grid[0], "h"), ("columns", grid[1], "w")):
         scale = n / base_tokens
@@ -195,27 +213,67 @@ def render(request: PreviewRequest):
     return image
 
 
+MAX_SIDE_PX = 65536
+MAX_STEPS = 200  # as the node; the picture is 12 px wide per step
+
+
+def _bounded(kind: type, low: float, high: float):
+    """An argparse ``type`` that accepts finite numbers in [low, high] and says why otherwise (exit status 2)."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, "
+                                             f"got {text!r}") from None
+        if not math.isfinite(value) or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g}, got {text}")
+        return value
+
+    return parse
+
+
+def _image_path(text: str) -> Path:
+    from PIL import Image
+
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a directory; give a file name such as {path / 'schedule.png'}")
+    if path.suffix.lower() in (".jpg", ".jpeg", ".webp", ".png", ".gif", ".bmp", ".tif", ".tiff"):
+        return path  # common ones without loading every Pillow plugin
+    formats = Image.registered_extensions()  # extension -> format, readable or writable
+    if formats.get(path.suffix.lower()) not in Image.SAVE:
+        raise argparse.ArgumentTypeError(f"Pillow cannot write {path.suffix or 'a file without extension'!r}; "
+                                         "use .png (or another format it writes, such as .jpg or .webp)")
+    return path
+
+
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
-    """``schedule-preview``: write the preview PNG."""
+    """``schedule-preview``: write the preview PNG. Usage errors exit with status 2, write errors with 1."""
     parser = argparse.ArgumentParser(prog=prog, description="Draw the DyPE/SEGA schedule for a target size.")
     parser.add_argument("--family", default="flux", choices=[a.name for a in ADAPTERS])
-    parser.add_argument("--width", type=int, default=4096)
-    parser.add_argument("--height", type=int, default=4096)
-    parser.add_argument("--steps", type=int, default=28)
-    parser.add_argument("--shift", type=float, default=None, help="default: the family's (Flux mu 1.15, Qwen 3.1)")
+    parser.add_argument("--width", type=_bounded(int, 16, MAX_SIDE_PX), default=4096, help="pixels")
+    parser.add_argument("--height", type=_bounded(int, 16, MAX_SIDE_PX), default=4096, help="pixels")
+    parser.add_argument("--steps", type=_bounded(int, 1, MAX_STEPS), default=28)
+    parser.add_argument("--shift", type=_bounded(float, 1e-3, 100.0), default=None,
+                        help="default: the family's (Flux mu 1.15, Qwen 3.1)")
     parser.add_argument("--method", default="yarn", choices=["yarn", "ntk", "pi", "off"])
     parser.add_argument("--static", action="store_true", help="static extrapolation instead of DyPE")
-    parser.add_argument("--lambda-t", type=float, default=2.0)
-    parser.add_argument("--lambda-s", type=float, default=2.0)
-    parser.add_argument("--base-resolution", type=float, default=0.0)
+    parser.add_argument("--lambda-t", type=_bounded(float, 0.0, 64.0), default=2.0)
+    parser.add_argument("--lambda-s", type=_bounded(float, 0.0, 64.0), default=2.0)
+    parser.add_argument("--base-resolution", type=_bounded(float, 0.0, MAX_SIDE_PX),
+                        default=0.0, help="trained resolution in pixels; 0 = the family default")
     parser.add_argument("--no-sega", action="store_true", help="show YaRN's scalar temperature instead of SEGA's")
     parser.add_argument("--sega-alone", action="store_true",
                         help="SEGA Attention without DyPE (the published recipe: static NTK positions)")
     parser.add_argument("--allocation", default="rank", choices=list(ALLOCATIONS), help="SEGA allocation")
     parser.add_argument("--m-ref", default="power", choices=list(REFERENCE_RULES), help="SEGA m_ref rule")
-    parser.add_argument("--floor", type=float, default=1.0, help="SEGA floor (0 = off)")
-    parser.add_argument("--out", type=Path, default=Path("dype_schedule.png"))
+    parser.add_argument("--floor", type=_bounded(float, 0.0, 4.0), default=1.0, help="SEGA floor (0 = off)")
+    parser.add_argument("--out", type=_image_path, default=Path("dype_schedule.png"),
+                        help="image file to write (.png; any extension Pillow writes)")
     args = parser.parse_args(argv)
+    if 0 < args.base_resolution < 16:
+        parser.error(f"--base-resolution must be 0 (family default) or at least 16 px, got {args.base_resolution:g}")
     request = PreviewRequest(
         family=args.family, width=args.width, height=args.height, steps=args.steps, shift=args.shift,
         schedule=PositionSchedule(method=args.method, dynamic=not args.static, lambda_t=args.lambda_t,
@@ -223,7 +281,12 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         base_px=args.base_resolution, sega=not args.no_sega, sega_alone=args.sega_alone,
         sega_settings=SegaSettings(allocation=args.allocation, m_ref=args.m_ref, floor=args.floor),
     )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    render(request).save(args.out)
+    image = render(request)
+    try:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        image.save(args.out)
+    except (OSError, ValueError) as error:
+        print(f"{parser.prog}: error: cannot write {args.out}: {error}", file=sys.stderr)
+        return 1
     print(f"wrote {args.out}")
     return 0

@@ -74,11 +74,18 @@ def laplacian_variance(image: torch.Tensor, box: tuple[int, int, int, int] | Non
     return laplacian.var(correction=0)
 
 
-def load_image(path: Path) -> torch.Tensor:
-    """Read an image with Pillow as a float64 (H, W) or (H, W, C) tensor in [0, 1] (16-bit gray kept exact)."""
+def load_image(path: Path, box: Sequence[int] | None = None) -> torch.Tensor:
+    """Read an image with Pillow as a float64 (H, W) or (H, W, C) tensor in [0, 1] (16-bit gray kept exact).
+
+    With ``box`` (checked against the image size) only that region is decoded into float64, so memory follows the
+    box, not the image. Pillow's decompression-bomb limit applies (``PIL.Image.MAX_IMAGE_PIXELS``).
+    """
     from PIL import Image  # only the CLI needs Pillow
 
     with Image.open(path) as img:
+        if box is not None:
+            x0, y0, x1, y1 = check_box(box, img.height, img.width)
+            img = img.crop((x0, y0, x1, y1))
         if img.mode.startswith("I;16") or img.mode == "I":
             gray = img.convert("F")
             data = torch.frombuffer(bytearray(gray.tobytes()), dtype=torch.float32)
@@ -112,11 +119,18 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     if missing:
         parser.error(f"no such image file: {', '.join(missing)}")
 
+    from PIL import Image
+
+    if args.box is not None:  # the bounds depend on each image; order and size do not
+        x0, y0, x1, y1 = args.box
+        if min(args.box) < 0 or x1 - x0 < 3 or y1 - y0 < 3:
+            parser.error(f"--box {x0} {y0} {x1} {y1}: need 0 <= x0, 0 <= y0, x1 >= x0 + 3 and y1 >= y0 + 3 "
+                         "(pixels, end exclusive; the Laplacian needs at least 3x3)")
     failed = False
     for path in args.images:
         try:
-            value = laplacian_variance(load_image(path), tuple(args.box) if args.box else None)
-        except (OSError, ValueError) as error:  # unreadable image or bad box: report it, go on with the others
+            value = laplacian_variance(load_image(path, args.box))
+        except (OSError, ValueError, Image.DecompressionBombError) as error:  # unreadable, too large, box outside
             print(f"{parser.prog}: error: {path}: {error}", file=sys.stderr)
             failed = True
             continue

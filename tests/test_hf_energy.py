@@ -140,3 +140,29 @@ def test_cli_errors(tmp_path: Path) -> None:
     assert float(broken.stdout.split("\t")[0]) == pytest.approx(16.0, abs=0.5)  # the good image is still measured
     unknown = _cli("no-such-command")
     assert unknown.returncode == 2 and "invalid choice" in unknown.stderr
+
+
+def test_cli_rejects_a_malformed_box_before_reading(tmp_path: Path) -> None:
+    path = _png(tmp_path / "small.png", checkerboard(16))
+    for box in (["-1", "0", "5", "5"], ["5", "0", "4", "5"], ["0", "0", "2", "9"]):
+        result = _cli("hf-energy", str(path), "--box", *box)
+        assert result.returncode == 2 and "need 0 <= x0" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_cli_reports_an_image_over_pillows_pixel_limit(tmp_path: Path, monkeypatch, capsys) -> None:
+    from spectral import hf_energy
+
+    path = _png(tmp_path / "board.png", checkerboard(64))
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 64 * 64 // 3)  # more than twice the limit: Pillow refuses
+    assert hf_energy.main([str(path)], prog="hf-energy") == 2
+    err = capsys.readouterr().err
+    assert "board.png" in err and "exceeds limit" in err
+
+
+def test_box_is_cropped_before_conversion(tmp_path: Path) -> None:
+    from spectral import hf_energy
+
+    path = _png(tmp_path / "board.png", checkerboard(64))
+    region = hf_energy.load_image(path, (8, 4, 20, 30))
+    assert region.shape[:2] == (26, 12)
+    assert float(laplacian_variance(region)) == pytest.approx(16.0, abs=0.5)

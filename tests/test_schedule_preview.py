@@ -96,3 +96,56 @@ def test_node_returns_an_image(comfy_host):
                          lambda_t=2.0, lambda_s=2.0, base_resolution=0, sega=True, sega_alone=True,
                          allocation="frequency", m_ref="yarn", floor=0.0)
     assert alone.result[0].shape[-1] == 3
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--steps", "0"], "--steps: must be between 1 and 200"),
+    (["--steps", "100000"], "--steps: must be between 1 and 200"),
+    (["--lambda-t", "-1"], "--lambda-t: must be between 0"),
+    (["--lambda-s", "inf"], "--lambda-s: must be between 0"),
+    (["--shift", "nan"], "--shift: must be between"),
+    (["--width", "0"], "--width: must be between 16"),
+    (["--width", "-5"], "--width: must be between 16"),
+    (["--height", "abc"], "--height: expected an integer"),
+    (["--base-resolution", "-5"], "--base-resolution: must be between 0"),
+    (["--base-resolution", "5"], "--base-resolution must be 0 (family default) or at least 16"),
+    (["--out", "{tmp}"], "is a directory"),
+    (["--out", "{tmp}/x.xyz"], "Pillow cannot write '.xyz'"),
+    (["--out", "{tmp}/noext"], "Pillow cannot write 'a file without extension'"),
+])
+def test_cli_usage_errors_exit_2_with_a_message(preview, tmp_path, capsys, args, message):
+    args = [a.format(tmp=tmp_path) for a in args]
+    with pytest.raises(SystemExit) as exit_info:
+        preview.main(args, prog="schedule-preview")
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_cli_write_error_exits_1(preview, tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert preview.main(["--steps", "2", "--no-sega", "--out", str(blocker / "x.png")], prog="p") == 1
+    assert "cannot write" in capsys.readouterr().err
+
+
+def test_preview_memory_does_not_grow_with_steps(preview, monkeypatch):
+    """The synthetic SEGA latents are built a chunk of steps at a time (``--steps 100000`` once asked for 419 GB)."""
+    sizes = []
+    real = preview._synthetic_latents
+
+    def recording(*args, **kwargs):
+        out = real(*args, **kwargs)
+        sizes.append(out.shape[0])
+        return out
+
+    monkeypatch.setattr(preview, "_synthetic_latents", recording)
+    curves = preview.schedule_curves(preview.PreviewRequest(width=2048, height=2048, steps=40, sega=True))
+    assert max(sizes) <= preview.STEPS_PER_CHUNK and sum(sizes) == 40
+    monkeypatch.setattr(preview, "STEPS_PER_CHUNK", 1000)
+    whole = preview.schedule_curves(preview.PreviewRequest(width=2048, height=2048, steps=40, sega=True))
+    assert sizes[-1] == 40  # one chunk this time, same temperatures
+    for axis in ("rows", "columns"):
+        torch.testing.assert_close(curves["axes"][axis]["temperature"], whole["axes"][axis]["temperature"],
+                                   rtol=1e-12, atol=0)

@@ -134,9 +134,21 @@ class TinyImageStats:
         return {"ui": {"tiny_stats": [stats]}}
 
 
+class TinyLatentStats(TinyImageStats):
+    """Output node: the same digest for a LATENT (tests that need no decode)."""
+
+    @classmethod
+    def INPUT_TYPES(cls) -> dict:
+        return {"required": {"samples": ("LATENT",)}}
+
+    def stats(self, samples: dict):
+        return super().stats(samples["samples"])
+
+
 NODE_CLASS_MAPPINGS = {
     "DyPESEGATest_TinyModelLoader": TinyModelLoader,
     "DyPESEGATest_TinyCLIPLoader": TinyCLIPLoader,
     "DyPESEGATest_TinyVAELoader": TinyVAELoader,
     "DyPESEGATest_TinyImageStats": TinyImageStats,
+    "DyPESEGATest_TinyLatentStats": TinyLatentStats,
 }
