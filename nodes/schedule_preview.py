@@ -17,13 +17,10 @@ import torch
 from ..rope import PositionSchedule, axis_frequencies, plain_frequencies, yarn_attention_scale
 from ..spectral import ALLOCATIONS, REFERENCE_RULES, SegaSettings
 from .config import SEGA_ALONE_POSITIONS
-from .families import ADAPTERS, FamilyAdapter
+from .families import ADAPTERS, find_adapter
 
 logger = logging.getLogger(__name__)
 
-#: How each family's default model sampling shifts sigma: Flux's exponential form (mu), AuraFlow-style linear form.
-SHIFT_DEFAULTS = {"flux": ("exponential", 1.15), "qwen_image": ("linear", 3.1)}
-AXIS_DIM, THETA = 56, 10000.0  # both supported families: axes [16, 56, 56], theta 10000
 
 
 @dataclass(frozen=True)
@@ -46,10 +43,11 @@ class PreviewRequest:
 
 
 def flow_sigmas(steps: int, family: str, shift: float | None = None) -> torch.Tensor:
-    """The sigmas of a 'simple' flow schedule with the family's default shift rule (steps + 1 values, last 0)."""
+    """The sigmas of a 'simple' flow schedule with the family's default shift rule (steps + 1 values, last 0):
+    Flux's exponential form (mu) or the linear (AuraFlow / SD3 / discrete-flow) form, per ``preview_shift``."""
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}.")
-    rule, default = SHIFT_DEFAULTS[family]
+    rule, default = find_adapter(family).preview_shift
     shift = default if shift is None else shift
     t = torch.linspace(1.0, 0.0, steps + 1, dtype=torch.float64)
     if rule == "exponential":
@@ -59,13 +57,6 @@ def flow_sigmas(steps: int, family: str, shift: float | None = None) -> torch.Te
         sigma = shift * t / (1.0 + (shift - 1.0) * t)
     sigma[-1] = 0.0
     return sigma
-
-
-def _adapter(family: str) -> FamilyAdapter:
-    for adapter in ADAPTERS:
-        if adapter.name == family:
-            return adapter
-    raise ValueError(f"Unknown family {family!r}; expected one of {', '.join(a.name for a in ADAPTERS)}.")
 
 
 def _synthetic_latents(sigmas: torch.Tensor, grid: tuple[int, int], patch: int) -> torch.Tensor:
@@ -85,24 +76,26 @@ def _synthetic_latents(sigmas: torch.Tensor, grid: tuple[int, int], patch: int) 
 
 def schedule_curves(request: PreviewRequest) -> dict:
     """Per axis: ratio original/used frequency (steps, pairs) and temperature (steps, pairs)."""
-    adapter = _adapter(request.family)
+    adapter = find_adapter(request.family)
+    axis_dim, theta = adapter.spatial_axis_dim(), adapter.theta
     base_tokens = adapter.base_tokens(request.base_px or adapter.default_base_px)
     grid = (max(1, round(request.height / adapter.px_per_token)), max(1, round(request.width / adapter.px_per_token)))
     sigmas = flow_sigmas(request.steps, request.family, request.shift)[:-1]
-    original = plain_frequencies(AXIS_DIM, THETA)
+    original = plain_frequencies(axis_dim, theta)
     spectrum = None
     settings = request.sega_settings
     if request.sega:
         from ..spectral import latent_spectrum
 
-        # Profiles only depend on the grid, so a coarser synthetic grid with the same token aspect keeps this fast.
-        preview_grid = tuple(min(n, 128) for n in grid)
+        # Profiles only depend on the grid, so a coarser synthetic grid with the same token aspect keeps this fast
+        # (at most 256 latent pixels per side, whatever the patch: Chroma Radiance's tokens are 16 pixels wide).
+        preview_grid = tuple(min(n, max(8, 256 // adapter.patch_size)) for n in grid)
         spectrum = latent_spectrum(_synthetic_latents(sigmas, preview_grid, adapter.patch_size), adapter.patch_size,
                                    settings)
     axes = {}
     for name, n, key in (("rows", grid[0], "h"), ("columns", grid[1], "w")):
         scale = n / base_tokens
-        freqs = axis_frequencies(request.positions, AXIS_DIM, THETA, scale, base_tokens, sigmas)
+        freqs = axis_frequencies(request.positions, axis_dim, theta, scale, base_tokens, sigmas)
         if scale <= 1.0:
             temperature = torch.ones_like(freqs)
         elif spectrum is not None:
@@ -137,7 +130,7 @@ def render(request: PreviewRequest):
     font = ImageFont.load_default()
     cell_w, cell_h, margin, panel_gap = 12, 8, 56, 72
     steps = len(curves["sigmas"])
-    pw, ph = max(steps * cell_w, 240), AXIS_DIM // 2 * cell_h
+    pw, ph = max(steps * cell_w, 240), curves["axes"]["rows"]["ratio"].shape[-1] * cell_h
     width = margin + 2 * (pw + panel_gap) + 40
     height = 86 + 2 * (ph + 70) + 20
     image = Image.new("RGB", (width, height), (250, 250, 250))
