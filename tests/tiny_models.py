@@ -72,7 +72,9 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
 # set only where the host's params dataclass has them, so one config builds on both hosts.
 _NEWER_PARAMS = dict(txt_ids_dims=[], vec_in_dim=None, use_x0=False, use_sequential_txt_ids=False,
                      meanflow_sum=False)
-_NEWER_PARAMS_BY_FAMILY = {"flux2": dict(txt_ids_dims=[3]), "ovis_image": dict(txt_ids_dims=[1, 2])}
+# Ovis-Image: text ids on rows and cols; yak_mlp + txt_norm are the keys model detection recognises it by.
+_NEWER_PARAMS_BY_FAMILY = {"flux2": dict(txt_ids_dims=[3]),
+                           "ovis_image": dict(txt_ids_dims=[1, 2], yak_mlp=True, txt_norm=True)}
 _PARAMS_CLASSES = {"flux": "comfy.ldm.flux.model.FluxParams", "flux2": "comfy.ldm.flux.model.FluxParams",
                    "chroma": "comfy.ldm.chroma.model.ChromaParams",
                    "chroma_radiance": "comfy.ldm.chroma_radiance.model.ChromaRadianceParams",
