@@ -240,7 +240,8 @@ def test_text_on_spatial_columns_keeps_its_phase_relative_to_the_image(family):
     column = fam.spatial[1]
     positions = ids[0, :, column].double()
     cols = pair_slices(fam)[column]
-    is_text = ids[0, :, 0] != ids[0, -1, 0] if family == "omnigen2" else torch.arange(ids.shape[1]) < 7
+    order = torch.arange(ids.shape[1])
+    is_text = order >= ids.shape[1] - 7 if fam.text_last else order < 7  # 7 prompt tokens, cfg 1
     text_rows = torch.nonzero(is_text & (positions != 0)).flatten()
     assert text_rows.numel() > 0, "the family puts no text on the spatial columns"
     # static PI at scale 3 on columns: ω' = ω / 3 on every pair, for text and image tokens alike
@@ -267,7 +268,10 @@ def test_unsupported_models_get_a_clear_error():
 
 
 #: Families whose checkpoint keys ComfyUI's detection cannot tell apart at tiny width, and why.
-_DETECTION_NEEDS_FULL_WIDTH = {"z_image": "model_detection recognises Z-Image by its width (dim 3840) only"}
+_DETECTION_NEEDS_FULL_WIDTH = {
+    "z_image": "model_detection recognises Z-Image by its width (dim 3840) only",
+    "z_image_pixel": "model_detection recognises Z-Image (pixel space too) by its width (dim 3840) only",
+}
 
 
 @pytest.mark.parametrize("family", ALL_FAMILIES)

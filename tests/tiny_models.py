@@ -67,6 +67,27 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
         num_refiner_layers=1, num_attention_heads=2, num_kv_heads=1, multiple_of=16, ffn_dim_multiplier=None,
         norm_eps=1e-5, axes_dim_rope=[40, 40, 40], axes_lens=[1024, 1664, 1664], text_feat_dim=32,
         timestep_scale=1000.0)),
+    # Newer hosts only (ComfyUI 0.30); configs checked there to construct and sample on CPU.
+    "longcat_image": ("LongCatImage", dict(
+        FLUX_CONFIG, vec_in_dim=None, context_in_dim=3584, guidance_embed=False, txt_ids_dims=[1, 2])),
+    "krea2": ("Krea2", dict(
+        image_model="krea2", features=256, heads=2, kvheads=2, multiplier=2, layers=1, patch=2, channels=16,
+        txtdim=32, txtlayers=1, txtheads=2, txtkvheads=2)),
+    "mage_flow": ("MageFlow", dict(
+        image_model="mage_flow", in_channels=128, num_layers=1, attention_head_dim=128, num_attention_heads=2,
+        joint_attention_dim=2560, axes_dims_rope=[16, 56, 56])),  # detection keys on the 2560-wide text norm
+    "lens": ("Lens", dict(
+        image_model="lens", in_channels=128, num_layers=1, attention_head_dim=64, num_attention_heads=2,
+        enc_hidden_dim=32, axes_dims_rope=[8, 28, 28], multi_layer_encoder_feature=False)),
+    "boogu": ("Boogu", dict(
+        image_model="boogu", hidden_size=240, num_layers=1, num_double_stream_layers=1, num_refiner_layers=1,
+        num_attention_heads=2, num_kv_heads=1, multiple_of=16, instruction_feat_dim=32, axes_dim_rope=[40, 40, 40],
+        axes_lens=[2048, 1664, 1664])),
+    "z_image_pixel": ("ZImagePixelSpace", dict(
+        image_model="zimage_pixel", patch_size=16, in_channels=3, dim=256, n_layers=1, n_refiner_layers=1, n_heads=2,
+        n_kv_heads=2, qk_norm=True, cap_feat_dim=32, axes_dims=[32, 48, 48], axes_lens=[1536, 512, 512],
+        rope_theta=256.0, ffn_dim_multiplier=8 / 3, z_image_modulation=True, time_scale=1000.0,
+        pad_tokens_multiple=32, decoder_hidden_size=32, decoder_num_res_blocks=1, decoder_max_freqs=8)),
 }
 # Params fields newer hosts added without a default (ComfyUI 0.30: FluxParams/ChromaParams.txt_ids_dims, ...):
 # set only where the host's params dataclass has them, so one config builds on both hosts.
@@ -97,6 +118,7 @@ class TinyFamily:
     tokens_first: bool = False  # HiDream's (B, N, 1, pairs, 2, 2)
     px_per_token: int = 16
     text_on_spatial: bool = False  # text ids on the spatial columns (the text rule applies)
+    text_last: bool = False  # token order [image, text] (HiDream, HunyuanImage, Lens)
     extra: dict = field(default_factory=dict)
 
     def latent_hw(self, rows: int, cols: int) -> tuple[int, int]:
@@ -177,8 +199,8 @@ def build_qwen(seed: int = 0):
     return build("qwen_image", seed)
 
 
-def _text(n_tokens: int, seed: int, batch: int = 1) -> torch.Tensor:
-    return torch.randn(batch, n_tokens, TEXT_WIDTH, generator=torch.Generator().manual_seed(seed))
+def _text(n_tokens: int, seed: int, batch: int = 1, width: int = TEXT_WIDTH) -> torch.Tensor:
+    return torch.randn(batch, n_tokens, width, generator=torch.Generator().manual_seed(seed))
 
 
 def _pooled(seed: int) -> torch.Tensor:
@@ -211,6 +233,16 @@ def masked_cond(n_tokens: int = 7, seed: int = 0, **extra) -> list:
     return [[_text(n_tokens, seed), {"attention_mask": torch.ones(1, n_tokens, dtype=torch.long), **extra}]]
 
 
+def longcat_cond(n_tokens: int = 7, seed: int = 0, **extra) -> list:
+    """LongCat-Image is recognised by its 3584-wide text input, so the tiny model keeps that width."""
+    return [[_text(n_tokens, seed, width=3584), dict(extra)]]
+
+
+def mage_cond(n_tokens: int = 7, seed: int = 0, **extra) -> list:
+    """Mage-Flow is recognised by its 2560-wide text norm."""
+    return [[_text(n_tokens, seed, width=2560), dict(extra)]]
+
+
 def _latent4(channels: int) -> Callable[[int, int, int], torch.Tensor]:
     return lambda b, h, w: torch.zeros(b, channels, h, w)
 
@@ -238,20 +270,37 @@ FAMILIES: dict[str, TinyFamily] = {
                            text_on_spatial=True),
     "ovis_image": TinyFamily("ovis_image", lambda seed=0: build("ovis_image", seed), _latent4(16), flux_cond,
                              text_on_spatial=True),
+    "longcat_image": TinyFamily("longcat_image", lambda seed=0: build("longcat_image", seed), _latent4(16),
+                                longcat_cond, text_on_spatial=True),
+    "krea2": TinyFamily("krea2", lambda seed=0: build("krea2", seed), lambda b, h, w: torch.zeros(b, 16, 1, h, w),
+                        qwen_cond, axes_dim=(32, 48, 48), theta=1000.0),
+    "mage_flow": TinyFamily("mage_flow", lambda seed=0: build("mage_flow", seed), _latent4(128), mage_cond, patch=1),
+    "lens": TinyFamily("lens", lambda seed=0: build("lens", seed), _latent4(128), qwen_cond, patch=1,
+                       axes_dim=(8, 28, 28), embedder_attr="diffusion_model.pos_embed", text_on_spatial=True,
+                       text_last=True),
+    "boogu": TinyFamily("boogu", lambda seed=0: build("boogu", seed), _latent4(16), masked_cond,
+                        axes_dim=(40, 40, 40), embedder_attr="diffusion_model.rope_embedder.rope_embedder",
+                        text_on_spatial=True),
+    "z_image_pixel": TinyFamily("z_image_pixel", lambda seed=0: build("z_image_pixel", seed), _latent4(3), qwen_cond,
+                                patch=16, axes_dim=(32, 48, 48), theta=256.0,
+                                embedder_attr="diffusion_model.rope_embedder"),
 }
-#: Families the pack supports only on hosts that have them (name -> what the host must have).
-NEWER_HOST_FAMILIES = {"ovis_image": "FluxParams.txt_ids_dims (ComfyUI >= 0.4, the Ovis commit)"}
 
 
 def missing_on_this_host(family: str) -> str:
-    """Why ``family`` cannot be built on the running host, or "" when it can."""
+    """Why ``family`` cannot be built on the running host (it is a newer host's), or "" when it can."""
     import dataclasses
 
+    import comfy.supported_models
+
+    class_name = CONFIGS[family][0]
+    if not hasattr(comfy.supported_models, class_name):
+        return f"this ComfyUI has no supported_models.{class_name}"
     if family == "ovis_image":
         import comfy.ldm.flux.model
 
         if "txt_ids_dims" not in {f.name for f in dataclasses.fields(comfy.ldm.flux.model.FluxParams)}:
-            return f"needs {NEWER_HOST_FAMILIES[family]}"
+            return "this ComfyUI's Flux has no txt_ids_dims (Ovis-Image came with it)"
     return ""
 
 

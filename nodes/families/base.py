@@ -11,7 +11,7 @@ axis, Lumina's caption axis, a video's time axis) keep the model's own frequenci
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -42,6 +42,15 @@ class FamilyAdapter:
     accepts: Callable[[object], bool] | None = None  # extra test on the BaseModel (its params), when class is shared
     preview_shift: tuple[str, float] = ("exponential", 1.15)  # default sigma shift rule, for the schedule preview
     default_base_hw: tuple[int, int] | None = None  # non-square trained size (rows, cols px); None: square
+    pixel_space: bool = False  # no VAE: the patch (read from the model, detection reads it from the weights) is
+    #                            the image pixels per token
+
+    def bound(self, base_model) -> FamilyAdapter:
+        """This adapter with what only the loaded model knows (a pixel-space model's patch size)."""
+        if not self.pixel_space:
+            return self
+        patch = int(base_model.diffusion_model.patch_size)
+        return replace(self, patch_size=patch, px_per_token=patch)
 
     def matches(self, base_model) -> bool:
         if type(base_model).__name__ not in self.model_base_classes:

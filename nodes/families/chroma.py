@@ -32,4 +32,5 @@ CHROMA_RADIANCE = FamilyAdapter(
     theta=10000.0,
     axes_dim=(16, 56, 56),
     text="text ids 0, or sequential on column 0 (never scaled)",
+    pixel_space=True,
 )
