@@ -105,9 +105,9 @@ def test_sega_on_every_family_per_sample_on_the_spatial_axes_only(family):
         scale = n / BASE_TOKENS
         freqs = rope.axis_frequencies(rope.PositionSchedule("ntk", dynamic=False), fam.axes_dim[column], fam.theta,
                                       scale, BASE_TOKENS, call.sigma.to(torch.float64))
-        temperatures.append(spectral.pair_scales(
-            freqs, getattr(spectrum, f"band_{key}"), getattr(spectrum, f"axis_{key}"), spectrum.spread,
-            spectral.reference_temperature(scale, settings.kappa), settings, spectrum.valid))
+        temperatures.append(spectral.axis_temperatures(
+            freqs, getattr(spectrum, f"band_{key}"), getattr(spectrum, f"axis_{key}"), spectrum.spread, scale,
+            settings, spectrum.valid))
     assert not torch.allclose(temperatures[1][0], temperatures[1][1])  # the two samples differ...
     for ids, pe in call.tables:
         want = expected_table(ids, call.sigma, grid, BASE_TOKENS, fam, temperatures, method="ntk", dynamic=False)
