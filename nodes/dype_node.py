@@ -8,7 +8,9 @@ from ..rope import METHODS, PositionSchedule
 from .families import ADAPTERS
 from .patch import patch_model
 
-_BASE_DEFAULTS = ", ".join(f"{a.name} {a.default_base_px} px" for a in ADAPTERS)
+_COMMON_BASE = max({a.default_base_px for a in ADAPTERS}, key=[a.default_base_px for a in ADAPTERS].count)
+_BASE_DEFAULTS = ", ".join([f"{a.display_name} {a.default_base_px} px" for a in ADAPTERS
+                            if a.default_base_px != _COMMON_BASE] + [f"others {_COMMON_BASE} px"])
 
 
 class DyPEPatchModel(io.ComfyNode):
@@ -19,7 +21,8 @@ class DyPEPatchModel(io.ComfyNode):
             display_name="DyPE Patch Model",
             category="advanced/model/high resolution",
             description=(
-                "Dynamic Position Extrapolation: lets Flux.1 / Qwen-Image sample far above their trained resolution "
+                "Dynamic Position Extrapolation: lets RoPE image DiTs (Flux.1/.2, Chroma, Qwen-Image, Z-Image, HiDream, "
+                "HunyuanImage, OmniGen2 and more) sample far above their trained resolution "
                 "(4096² and beyond) with no training and no extra cost. At each step the RoPE frequencies of the "
                 "image axes are rescaled by a schedule of the noise level: early steps see compressed low "
                 "frequencies (global layout), late steps get the original high frequencies back (fine detail). "
@@ -27,7 +30,9 @@ class DyPEPatchModel(io.ComfyNode):
                 "unchanged."
             ),
             inputs=[
-                io.Model.Input("model", tooltip="A Flux.1 (dev/schnell/Krea/Kontext/Fill) or Qwen-Image (incl. Edit) model."),
+                io.Model.Input("model", tooltip="A RoPE image DiT: Flux.1, Flux.2/Klein, Chroma (Radiance), Qwen-Image, "
+                               "Z-Image, Lumina 2, HiDream-I1, HunyuanImage 2.1, OmniGen2 (and on newer ComfyUI "
+                               "Ovis, LongCat, Krea 2, Mage-Flow, Lens, Boogu). Others get an error listing these."),
                 io.Combo.Input(
                     "method", options=list(METHODS), default="yarn",
                     tooltip="yarn: DyPE's two-stage YaRN ramp (best; with its attention temperature 0.1·ln s + 1). "

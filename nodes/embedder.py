@@ -10,7 +10,8 @@ from .runtime import CALL, AxisSchedule, concurrent_sampling_error, math_device
 
 
 class ExtrapolatingRopeEmbedder(torch.nn.Module):
-    """Stands in for ``EmbedND``; outside a patched call (or at/below the trained grid) it *is* the original."""
+    """Stands in for ``EmbedND`` (or HiDream's copy, which has no ``dim``); outside a patched call (or at/below the
+    trained grid) it *is* the original."""
 
     def __init__(self, original: torch.nn.Module) -> None:
         super().__init__()
@@ -29,7 +30,7 @@ class ExtrapolatingRopeEmbedder(torch.nn.Module):
                 # Another clone's replacement of the same module took its place in the middle of this call.
                 raise concurrent_sampling_error("base", "the RoPE embedder", self)
             return self.original(ids)  # an embedder of another model called inside this one's call
-        return embed_ids(ids, self.axes_dim, float(self.theta), scope.axes)
+        return embed_ids(ids, self.axes_dim, float(self.theta), scope.axes, scope.pe_unsqueeze_dim)
 
 
 def describe_module(module: object) -> str:
@@ -52,8 +53,13 @@ def is_stock_rope_embedder(module: object, spatial_axes: tuple[int, ...]) -> boo
     )
 
 
-def embed_ids(ids: torch.Tensor, axes_dim: list[int], theta: float, spatial: tuple[AxisSchedule, ...]) -> torch.Tensor:
-    """EmbedND's output layout, (B, 1, N, pairs, 2, 2) float32, with the spatial axes' schedules applied."""
+def embed_ids(ids: torch.Tensor, axes_dim: list[int], theta: float, spatial: tuple[AxisSchedule, ...],
+              unsqueeze_dim: int = 1) -> torch.Tensor:
+    """The family's pe layout, float32, with the spatial axes' schedules applied to every token on those columns.
+
+    ``ids`` is (B, N, n_columns) in any dtype; the table is (B, N, pairs, 2, 2) with ``unsqueeze_dim`` inserted:
+    1 gives EmbedND's (B, 1, N, pairs, 2, 2), 2 HiDream's (B, N, 1, pairs, 2, 2).
+    """
     device = math_device(ids.device)
     by_column = {axis.column: axis for axis in spatial}
     tables = []
@@ -67,4 +73,4 @@ def embed_ids(ids: torch.Tensor, axes_dim: list[int], theta: float, spatial: tup
             tables.append(rotation_table(positions, axis.freqs.to(device), temperature))
     batch = max(table.shape[0] for table in tables)
     table = torch.cat([t.expand(batch, *t.shape[1:]) for t in tables], dim=-3)
-    return table.unsqueeze(1).to(ids.device)
+    return table.unsqueeze(unsqueeze_dim).to(ids.device)

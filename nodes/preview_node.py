@@ -30,8 +30,8 @@ class DyPESchedulePreview(io.ComfyNode):
                 io.Int.Input("height", default=4096, min=16, max=16384, step=16, tooltip="Target height in pixels."),
                 io.Int.Input("steps", default=28, min=1, max=200, tooltip="Sampling steps (simple schedule)."),
                 io.Float.Input("shift", default=0.0, min=0.0, max=20.0, step=0.01,
-                               tooltip="0 = family default (Flux: ModelSamplingFlux mu 1.15; Qwen-Image: "
-                               "ModelSamplingAuraFlow 3.1)."),
+                               tooltip="0 = family default: the model's own sampling shift (Flux: ModelSamplingFlux "
+                               "mu 1.15), Qwen-Image the template's ModelSamplingAuraFlow 3.1."),
                 io.Combo.Input("method", options=list(METHODS), default="yarn", tooltip="As in DyPE Patch Model."),
                 io.Boolean.Input("dynamic", default=True, tooltip="As in DyPE Patch Model."),
                 io.Float.Input("lambda_t", default=2.0, min=0.0, max=8.0, step=0.05, tooltip="As in DyPE Patch Model."),

@@ -72,6 +72,7 @@ class AxisSchedule:
 class CallScope:
     embedder: torch.nn.Module  # the replacement module this call's model holds (guards against foreign calls)
     axes: tuple[AxisSchedule, ...]
+    pe_unsqueeze_dim: int = 1  # the family's pe layout (FamilyAdapter.pe_unsqueeze_dim)
 
 
 def math_device(device: torch.device) -> torch.device:
@@ -190,9 +191,9 @@ def build_call_scope(
     step: StepScope | None = None,
 ) -> CallScope | None:
     """The schedule for one model call, or None when nothing is above the trained grid (exact stock behaviour)."""
-    base_tokens = adapter.base_tokens(config.base_px(adapter.default_base_px))
+    base_grid = adapter.base_grid(config.base_px(0.0))
     grid = adapter.token_grid(x)
-    scales = tuple(n / base_tokens for n in grid)
+    scales = tuple(n / base for n, base in zip(grid, base_grid, strict=True))
     if all(s <= 1.0 for s in scales):
         return None
     positions = config.effective_positions
@@ -210,7 +211,7 @@ def build_call_scope(
             spectrum = replace(spectrum, **{f.name: getattr(spectrum, f.name).to(device) for f in fields(spectrum)})
 
     axes = []
-    for column, scale, band_key in zip(adapter.spatial_axes, scales, ("h", "w"), strict=True):
+    for column, scale, base_tokens, band_key in zip(adapter.spatial_axes, scales, base_grid, ("h", "w"), strict=True):
         dim = embedder.axes_dim[column]
         if scale <= 1.0:
             axes.append(AxisSchedule(column, plain_frequencies(dim, theta, device)[None], None))
@@ -233,7 +234,7 @@ def build_call_scope(
             m_scalar = yarn_attention_scale(scale)
             temperature = torch.full((1, dim // 2), m_scalar, dtype=torch.float64, device=device)
         axes.append(AxisSchedule(column, freqs, temperature))
-    return CallScope(embedder=embedder, axes=tuple(axes))
+    return CallScope(embedder=embedder, axes=tuple(axes), pe_unsqueeze_dim=adapter.pe_unsqueeze_dim)
 
 
 class ConcurrentSamplingError(RuntimeError):

@@ -18,13 +18,10 @@ import torch
 from ..rope import PositionSchedule, axis_frequencies, plain_frequencies, yarn_attention_scale
 from ..spectral import ALLOCATIONS, REFERENCE_RULES, SegaSettings
 from .config import SEGA_ALONE_POSITIONS
-from .families import ADAPTERS, FamilyAdapter
+from .families import ADAPTERS, find_adapter
 
 logger = logging.getLogger(__name__)
 
-#: How each family's default model sampling shifts sigma: Flux's exponential form (mu), AuraFlow-style linear form.
-SHIFT_DEFAULTS = {"flux": ("exponential", 1.15), "qwen_image": ("linear", 3.1)}
-AXIS_DIM, THETA = 56, 10000.0  # both supported families: axes [16, 56, 56], theta 10000
 
 
 @dataclass(frozen=True)
@@ -47,10 +44,11 @@ class PreviewRequest:
 
 
 def flow_sigmas(steps: int, family: str, shift: float | None = None) -> torch.Tensor:
-    """The sigmas of a 'simple' flow schedule with the family's default shift rule (steps + 1 values, last 0)."""
+    """The sigmas of a 'simple' flow schedule with the family's default shift rule (steps + 1 values, last 0):
+    Flux's exponential form (mu) or the linear (AuraFlow / SD3 / discrete-flow) form, per ``preview_shift``."""
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}.")
-    rule, default = SHIFT_DEFAULTS[family]
+    rule, default = find_adapter(family).preview_shift
     shift = default if shift is None else shift
     t = torch.linspace(1.0, 0.0, steps + 1, dtype=torch.float64)
     if rule == "exponential":
@@ -60,13 +58,6 @@ def flow_sigmas(steps: int, family: str, shift: float | None = None) -> torch.Te
         sigma = shift * t / (1.0 + (shift - 1.0) * t)
     sigma[-1] = 0.0
     return sigma
-
-
-def _adapter(family: str) -> FamilyAdapter:
-    for adapter in ADAPTERS:
-        if adapter.name == family:
-            return adapter
-    raise ValueError(f"Unknown family {family!r}; expected one of {', '.join(a.name for a in ADAPTERS)}.")
 
 
 def _synthetic_latents(sigmas: torch.Tensor, grid: tuple[int, int], patch: int, start: int = 0,
@@ -105,22 +96,24 @@ def _chunked_spectrum(sigmas: torch.Tensor, grid: tuple[int, int], patch: int, s
 
 def schedule_curves(request: PreviewRequest) -> dict:
     """Per axis: ratio original/used frequency (steps, pairs) and temperature (steps, pairs)."""
-    adapter = _adapter(request.family)
+    adapter = find_adapter(request.family)
+    axis_dim, theta = adapter.spatial_axis_dim(), adapter.theta
     base_tokens = adapter.base_tokens(request.base_px or adapter.default_base_px)
     grid = (max(1, round(request.height / adapter.px_per_token)), max(1, round(request.width / adapter.px_per_token)))
     sigmas = flow_sigmas(request.steps, request.family, request.shift)[:-1]
-    original = plain_frequencies(AXIS_DIM, THETA)
+    original = plain_frequencies(axis_dim, theta)
     spectrum = None
     settings = request.sega_settings
     if request.sega:
 
-        # Profiles only depend on the grid, so a coarser synthetic grid with the same token aspect keeps this fast.
-        preview_grid = tuple(min(n, 128) for n in grid)
+        # Profiles only depend on the grid, so a coarser synthetic grid with the same token aspect keeps this fast
+        # (at most 256 latent pixels per side, whatever the patch: Chroma Radiance's tokens are 16 pixels wide).
+        preview_grid = tuple(min(n, max(8, 256 // adapter.patch_size)) for n in grid)
         spectrum = _chunked_spectrum(sigmas, preview_grid, adapter.patch_size, settings)
     axes = {}
     for name, n, key in (("rows", grid[0], "h"), ("columns", grid[1], "w")):
         scale = n / base_tokens
-        freqs = axis_frequencies(request.positions, AXIS_DIM, THETA, scale, base_tokens, sigmas)
+        freqs = axis_frequencies(request.positions, axis_dim, theta, scale, base_tokens, sigmas)
         if scale <= 1.0:
             temperature = torch.ones_like(freqs)
         elif spectrum is not None:
@@ -156,7 +149,7 @@ def render(request: PreviewRequest):
     cell_w, cell_h, margin, panel_gap, row_gap, top = 12, 8, 56, 72, 70, 76
     key_w, key_gap, key_label_w = 14, 24, 64  # colour key: a bar to the right of each row, values beside it
     steps = len(curves["sigmas"])
-    pw, ph = max(steps * cell_w, 240), AXIS_DIM // 2 * cell_h
+    pw, ph = max(steps * cell_w, 240), curves["axes"]["rows"]["ratio"].shape[-1] * cell_h
     key_x = margin + 2 * pw + panel_gap + key_gap
     width = key_x + key_w + 6 + key_label_w
     height = top + 2 * ph + row_gap + 4 + 14 + 8  # last row: panels, then one line of step labels, small margin

@@ -9,8 +9,10 @@ from capture import capture
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
 
-FAMILIES = ["flux", "qwen_image"]
-BASE_PX = 64  # 4 tokens per axis: tiny latents of 8+ tokens are then "above the trained resolution"
+FAMILIES = ["flux", "qwen_image"]  # the full matrix of sampler/schedule/composition cases runs on these two
+ALL_FAMILIES = list(tiny_models.FAMILIES)  # every supported family: the per-family contract below
+BASE_TOKENS = 4  # trained grid of the tests: tiny latents of 8+ tokens per axis are then "above the trained size"
+BASE_PX = BASE_TOKENS * 16  # for the 16-px-per-token families
 
 
 def _pack(name: str):
@@ -19,83 +21,144 @@ def _pack(name: str):
     return host.pack_submodule(name)
 
 
-def dype(model, base_px: int = BASE_PX, **schedule):
+def host_family(name: str) -> tiny_models.TinyFamily:
+    """The tiny family, or a skip saying what this host lacks for it (families of newer hosts)."""
+    why = tiny_models.missing_on_this_host(name)
+    if why:
+        pytest.skip(f"{name} is not on this host: {why}")
+    return tiny_models.FAMILIES[name]
+
+
+def base_px(name: str, tokens: float = BASE_TOKENS) -> float:
+    return tokens * tiny_models.FAMILIES[name].px_per_token
+
+
+def dype(model, base_px: float = BASE_PX, **schedule):
     rope = _pack("rope")
     patch = _pack("nodes.patch")
     sched = rope.PositionSchedule(**schedule)
     return patch.patch_model(model, lambda config: config.with_positions(sched, base_px))
 
 
-def expected_table(ids: torch.Tensor, sigma: torch.Tensor, grid: tuple[int, int], base_tokens: float, **schedule):
-    """The pe EmbedND-layout table rope/ prescribes for these ids at this sigma (axis 0 and text never scaled)."""
+def pair_slices(fam: tiny_models.TinyFamily) -> list[slice]:
+    """The pairs each id column owns in the table (columns are concatenated in order)."""
+    bounds = [0]
+    for dim in fam.axes_dim:
+        bounds.append(bounds[-1] + dim // 2)
+    return [slice(a, b) for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+def as_heads_first(fam: tiny_models.TinyFamily, pe: torch.Tensor) -> torch.Tensor:
+    """(B, 1, N, pairs, 2, 2) whatever the family's layout."""
+    return pe.movedim(2, 1) if fam.tokens_first else pe
+
+
+def expected_table(ids: torch.Tensor, sigma: torch.Tensor, grid: tuple[int, int], base_tokens: float,
+                   fam: tiny_models.TinyFamily | None = None, temperatures=None, **schedule):
+    """The table rope/ prescribes for these ids at this sigma, in the family's layout: the spatial columns get the
+    schedule (every token on them, text included), every other column the family's plain RoPE."""
     rope = _pack("rope")
+    fam = fam or tiny_models.FAMILIES["flux"]
     sched = rope.PositionSchedule(**schedule)
-    parts = [rope.rotation_table(ids[..., 0], rope.plain_frequencies(16, 10000.0)[None])]
-    for column, n in zip((1, 2), grid, strict=True):
-        scale = n / base_tokens
-        freqs = rope.axis_frequencies(sched, 56, 10000.0, scale, base_tokens, sigma.to(torch.float64))
-        temperature = None
-        if sched.method == "yarn" and scale > 1:
-            temperature = torch.full((1, 28), rope.yarn_attention_scale(scale), dtype=torch.float64)
+    parts = []
+    for column, dim in enumerate(fam.axes_dim):
+        plain = rope.plain_frequencies(dim, fam.theta)[None]
+        if column not in fam.spatial:
+            parts.append(rope.rotation_table(ids[..., column], plain))
+            continue
+        axis = fam.spatial.index(column)
+        scale = grid[axis] / base_tokens
+        freqs = rope.axis_frequencies(sched, dim, fam.theta, scale, base_tokens, sigma.to(torch.float64))
+        temperature = None if temperatures is None else temperatures[axis]
+        if temperature is None and sched.method == "yarn" and scale > 1:
+            temperature = torch.full((1, dim // 2), rope.yarn_attention_scale(scale), dtype=torch.float64)
         if scale <= 1:
-            freqs = rope.plain_frequencies(56, 10000.0)[None]
+            freqs, temperature = plain, None
         parts.append(rope.rotation_table(ids[..., column], freqs, temperature))
     batch = max(p.shape[0] for p in parts)
-    return torch.cat([p.expand(batch, *p.shape[1:]) for p in parts], dim=-3).unsqueeze(1)
+    table = torch.cat([p.expand(batch, *p.shape[1:]) for p in parts], dim=-3)
+    return table.unsqueeze(2 if fam.tokens_first else 1)
 
 
-def _sample(model, family, hw, **kw):
+def _sample(model, family, hw=None, **kw):
     return tiny_models.sample(model, family, hw, **kw)
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize(("sampler", "cfg", "neg_tokens"), [("euler", 1.0, 5), ("dpmpp_2m", 2.5, 7), ("heun", 2.0, 5)])
-@pytest.mark.parametrize("base_px", [0, 128])  # 0 = family default (1024 / 1328); 128 px = exactly the 8-token grid
-def test_at_or_below_base_is_bit_identical(family, sampler, cfg, neg_tokens, base_px):
-    fam = tiny_models.FAMILIES[family]
+SAMPLER_CASES = [("euler", 1.0, 5), ("dpmpp_2m", 2.5, 7), ("heun", 2.0, 5)]
+
+
+def _noop_cases():
+    for name in ALL_FAMILIES:
+        for case in SAMPLER_CASES if name in FAMILIES else SAMPLER_CASES[1:2]:
+            yield name, *case
+
+
+@pytest.mark.parametrize(("family", "sampler", "cfg", "neg_tokens"), list(_noop_cases()))
+@pytest.mark.parametrize("base_tokens", [0, 8])  # 0 = family default (1024 px etc.); 8 = exactly the 8-token grid
+def test_at_or_below_base_is_bit_identical(family, sampler, cfg, neg_tokens, base_tokens):
+    fam = host_family(family)
     model = fam.build(0)
     neg = fam.cond(neg_tokens, 2)
-    plain = _sample(model, family, (16, 16), steps=2, cfg=cfg, sampler=sampler, negative=neg)
-    patched = _sample(dype(model, base_px=base_px), family, (16, 16), steps=2, cfg=cfg, sampler=sampler, negative=neg)
+    plain = _sample(model, family, tokens=(8, 8), steps=2, cfg=cfg, sampler=sampler, negative=neg)
+    patched = _sample(dype(model, base_px=base_px(family, base_tokens)), family, tokens=(8, 8), steps=2, cfg=cfg,
+                      sampler=sampler, negative=neg)
     assert torch.equal(plain, patched)
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize("schedule", [dict(method="yarn"), dict(method="ntk"), dict(method="pi", lambda_s=1.0),
-                                      dict(method="yarn", dynamic=False), dict(method="yarn", threshold_rule="power")])
+SCHEDULES = [dict(method="yarn"), dict(method="ntk"), dict(method="pi", lambda_s=1.0),
+             dict(method="yarn", dynamic=False), dict(method="yarn", threshold_rule="power")]
+
+
+def _schedule_cases():
+    for name in ALL_FAMILIES:
+        for schedule in SCHEDULES if name in FAMILIES else SCHEDULES[:2]:
+            yield name, schedule
+
+
+def check_tables(fam, calls, grid, base_tokens, **schedule):
+    """Every table the embedder returned in every model call is rope/'s table for that call's live sigma."""
+    for call in calls:
+        assert call.tables  # Lumina on newer hosts embeds caption and image in separate calls: all are checked
+        for ids, pe in call.tables:
+            n = ids.shape[1]
+            assert pe.dtype == torch.float32
+            assert as_heads_first(fam, pe).shape[:3] == (call.sigma.shape[0], 1, n)
+            assert torch.equal(pe, expected_table(ids, call.sigma, grid, base_tokens, fam, **schedule))
+
+
+@pytest.mark.parametrize(("family", "schedule"), list(_schedule_cases()))
 def test_above_base_builds_each_step_from_the_live_sigma(family, schedule):
     import comfy.samplers
 
-    fam = tiny_models.FAMILIES[family]
+    fam = host_family(family)
     model = fam.build(0)
-    hw = (16, 24)  # 8 x 12 tokens: two different per-axis scales (2 and 3)
-    plain = _sample(model, family, hw, steps=3, cfg=2.0, negative=fam.cond(7, 2))
-    with capture(dype(model, **schedule)) as (patched, calls):
-        out = _sample(patched, family, hw, steps=3, cfg=2.0, negative=fam.cond(7, 2))
+    grid = (8, 12)  # two different per-axis scales (2 and 3)
+    plain = _sample(model, family, tokens=grid, steps=3, cfg=2.0, negative=fam.cond(7, 2))
+    with capture(dype(model, base_px(family), **schedule), fam.embedder_attr) as (patched, calls):
+        out = _sample(patched, family, tokens=grid, steps=3, cfg=2.0, negative=fam.cond(7, 2))
     assert not torch.equal(out, plain)
     sigmas = comfy.samplers.calculate_sigmas(model.get_model_object("model_sampling"), "simple", 3)
     assert [c.sigma[0].item() for c in calls] == pytest.approx(sigmas[:-1].tolist(), abs=0)
-    for call in calls:
-        assert len(call.tables) == 1 and call.sigma.shape == (2,)  # cond + uncond batched
-        ids, pe = call.tables[0]
-        assert pe.dtype == torch.float32 and pe.shape[:3] == (2, 1, ids.shape[1])
-        assert torch.equal(pe, expected_table(ids, call.sigma, (8, 12), BASE_PX / 16, **schedule))
+    assert all(c.sigma.shape == (2,) for c in calls)  # cond + uncond batched
+    check_tables(fam, calls, grid, BASE_TOKENS, **schedule)
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", ALL_FAMILIES)
 def test_input_model_is_untouched(family):
-    fam = tiny_models.FAMILIES[family]
+    import comfy.utils
+
+    fam = host_family(family)
     model = fam.build(0)
-    original_embedder = model.model.diffusion_model.pe_embedder
-    before = _sample(model, family, (16, 16), steps=2)
+    original_embedder = comfy.utils.get_attr(model.model, fam.embedder_attr)
+    before = _sample(model, family, tokens=(8, 8), steps=2)
     patched = dype(model)
     assert patched.model is model.model and not model.object_patches and not model.get_all_wrappers("apply_model")
-    _sample(patched, family, (16, 16), steps=2)
-    assert torch.equal(_sample(model, family, (16, 16), steps=2), before)
+    _sample(patched, family, tokens=(8, 8), steps=2)
+    assert torch.equal(_sample(model, family, tokens=(8, 8), steps=2), before)
     import comfy.model_management
 
     comfy.model_management.unload_all_models()
-    assert model.model.diffusion_model.pe_embedder is original_embedder
+    assert comfy.utils.get_attr(model.model, fam.embedder_attr) is original_embedder
     assert type(original_embedder).__name__ == "EmbedND"
 
 
@@ -126,37 +189,66 @@ def test_cfg_batched_and_split_conds_see_the_same_t(family):
     batched = [c.sigma[0].item() for c in runs["batched"]]
     split = [c.sigma[0].item() for c in runs["split"]]
     assert split[0::2] == batched and split[1::2] == batched
-    for call in runs["batched"] + runs["split"]:
-        ids, pe = call.tables[0]
-        assert torch.equal(pe, expected_table(ids, call.sigma, (8, 12), BASE_PX / 16, method="yarn"))
+    check_tables(fam, runs["batched"] + runs["split"], (8, 12), BASE_TOKENS, method="yarn")
 
 
 @pytest.mark.parametrize(("family", "refs"), [
     ("flux", [torch.randn(1, 16, 40, 40), torch.randn(1, 16, 8, 8)]),
     ("qwen_image", [torch.randn(1, 16, 1, 40, 40)]),
+    ("flux2", [torch.randn(1, 128, 20, 20)]),  # refs up the index axis (10, 20, ...)
+    ("omnigen2", [torch.randn(1, 16, 40, 40)]),  # refs on their own index after the caption
 ])
 def test_reference_latents_never_inflate_the_scale(family, refs):
     fam = tiny_models.FAMILIES[family]
     model = dype(fam.build(0))
     positive = fam.cond(7, 1, reference_latents=refs)
-    with capture(model) as (patched, calls):
-        _sample(patched, family, (16, 16), steps=2, positive=positive)
+    with capture(model, fam.embedder_attr) as (patched, calls):
+        _sample(patched, family, tokens=(8, 8), steps=2, positive=positive)
     for call in calls:
         ids, pe = call.tables[0]
-        grid_tokens = 8 * 8
-        assert ids.shape[1] > 7 + grid_tokens  # the references are in the sequence...
+        assert ids.shape[1] > 7 + 8 * 8  # the references are in the sequence...
         # ...but the scale is the generated latent's (8 x 8 tokens), not the references' (20 x 20)
-        assert torch.equal(pe, expected_table(ids, call.sigma, (8, 8), BASE_PX / 16, method="yarn"))
+        check_tables(fam, [call], (8, 8), BASE_TOKENS, method="yarn")
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-def test_sizes_that_are_not_multiples_of_16_work(family):
+@pytest.mark.parametrize(("family", "hw", "grid"), [
+    ("flux", (15, 21), (8, 11)), ("qwen_image", (15, 21), (8, 11)),
+    ("chroma_radiance", (121, 181), (8, 12)),  # pixels, padded up to 16-px patches: ceil, not round
+])
+def test_sizes_that_are_not_multiples_of_the_patch_work(family, hw, grid):
     fam = tiny_models.FAMILIES[family]
-    with capture(dype(fam.build(0))) as (patched, calls):
-        out = _sample(patched, family, (15, 21), steps=2)
-    assert torch.isfinite(out).all() and out.shape[-2:] == (15, 21)
+    with capture(dype(fam.build(0)), fam.embedder_attr) as (patched, calls):
+        out = _sample(patched, family, hw, steps=2)
+    assert torch.isfinite(out).all() and out.shape[-2:] == hw
+    ids, _ = calls[0].tables[0]
+    image_cols = ids[0, -grid[0] * grid[1]:, fam.spatial[1]]  # image tokens come last in these three families
+    assert image_cols.max().item() - image_cols.min().item() == grid[1] - 1  # the model's own grid...
+    check_tables(fam, calls[:1], grid, BASE_TOKENS, method="yarn")  # ...is the one the scale comes from
+
+
+@pytest.mark.parametrize("family", [name for name in ALL_FAMILIES if tiny_models.FAMILIES[name].text_on_spatial])
+def test_text_on_spatial_columns_keeps_its_phase_relative_to_the_image(family):
+    """The one text rule: text positions on a spatial column get that column's schedule, like the image tokens.
+
+    Stock, q·k between a text token at p and an image token at q rotates by (p - q)·ω. Patched, both tokens use
+    the scaled ω', so the rotation is (p - q)·ω': the text↔image geometry is the image↔image one, rescaled."""
+    fam = host_family(family)
+    with capture(dype(fam.build(0), method="pi", lambda_s=1.0, dynamic=False), fam.embedder_attr) as (clone, calls):
+        _sample(clone, family, tokens=(8, 12), steps=1)
     ids, pe = calls[0].tables[0]
-    assert torch.equal(pe, expected_table(ids, calls[0].sigma, (8, 11), BASE_PX / 16, method="yarn"))
+    pe = as_heads_first(fam, pe)[0, 0]
+    column = fam.spatial[1]
+    positions = ids[0, :, column].double()
+    cols = pair_slices(fam)[column]
+    order = torch.arange(ids.shape[1])
+    is_text = order >= ids.shape[1] - 7 if fam.text_last else order < 7  # 7 prompt tokens, cfg 1
+    text_rows = torch.nonzero(is_text & (positions != 0)).flatten()
+    assert text_rows.numel() > 0, "the family puts no text on the spatial columns"
+    # static PI at scale 3 on columns: ω' = ω / 3 on every pair, for text and image tokens alike
+    omega = _pack("rope").plain_frequencies(fam.axes_dim[column], fam.theta) / 3
+    angle = torch.atan2(pe[:, cols, 1, 0].double(), pe[:, cols, 0, 0].double())
+    want = torch.remainder(positions[:, None] * omega[None] + torch.pi, 2 * torch.pi) - torch.pi
+    torch.testing.assert_close(angle[text_rows], want[text_rows], rtol=0, atol=2e-6)
 
 
 def test_unsupported_models_get_a_clear_error():
@@ -168,7 +260,47 @@ def test_unsupported_models_get_a_clear_error():
                                                   n_heads=1, patch_size=2, in_channels=4, out_channels=4))
     config.set_inference_dtype(torch.float32, None)
     aura = comfy.model_patcher.ModelPatcher(config.get_model({}), torch.device("cpu"), torch.device("cpu"))
-    with pytest.raises(families.UnsupportedModelError, match=r"AuraFlow.*Supported families: Flux\.1.*Qwen-Image"):
+    with pytest.raises(families.UnsupportedModelError,
+                       match=r"AuraFlow.*Supported families: Flux\.1.*Chroma.*Qwen-Image.*HiDream.*OmniGen2"):
         dype(aura)
     with pytest.raises(TypeError, match="Expected a ComfyUI MODEL"):
         dype("not a model")
+
+
+#: Families whose checkpoint keys ComfyUI's detection cannot tell apart at tiny width, and why.
+_DETECTION_NEEDS_FULL_WIDTH = {
+    "z_image": "model_detection recognises Z-Image by its width (dim 3840) only",
+    "z_image_pixel": "model_detection recognises Z-Image (pixel space too) by its width (dim 3840) only",
+}
+
+
+@pytest.mark.parametrize("family", ALL_FAMILIES)
+def test_detected_from_a_checkpoints_keys(family):
+    """State-dict keys → comfy.model_detection → supported_models class → BaseModel → the pack's adapter.
+
+    Detection reads the tiny widths from the tensors but assumes production values for what it cannot read
+    (head counts, MLP ratios, Chroma's approximator size; Lumina 2's whole head layout below width 2304): those are
+    set back to the tiny ones, and the weights must then load strictly, so the model is the one the keys describe.
+    The RoPE layout itself (axes, theta, text id columns, patch) must come from detection or the model's defaults."""
+    import comfy.model_detection
+    import comfy.model_patcher
+
+    if family in _DETECTION_NEEDS_FULL_WIDTH:
+        pytest.skip(_DETECTION_NEEDS_FULL_WIDTH[family])
+    fam = host_family(family)
+    class_name, tiny_config = tiny_models.host_config(family)
+    state_dict = fam.build(0).model.diffusion_model.state_dict()
+    detected = comfy.model_detection.model_config_from_unet(dict(state_dict), "")
+    assert detected is not None and type(detected).__name__ == class_name
+    assumed = {k: v for k, v in tiny_config.items() if detected.unet_config.get(k) != v}
+    rope_keys = {"axes_dim", "axes_dims", "axes_dims_rope", "axes_dim_rope", "theta", "rope_theta", "txt_ids_dims",
+                 "patch_size"}
+    wrong = {k for k in rope_keys & set(assumed) if k in detected.unet_config}  # absent = the model's own default
+    assert not wrong, f"detection got the RoPE layout wrong: { {k: detected.unet_config[k] for k in wrong} }"
+    detected.unet_config.update(assumed)
+    detected.set_inference_dtype(torch.float32, None)
+    base_model = detected.get_model(state_dict)
+    base_model.diffusion_model.load_state_dict(state_dict, strict=True)
+    loaded = comfy.model_patcher.ModelPatcher(base_model, torch.device("cpu"), torch.device("cpu"))
+    assert _pack("nodes.families").detect_family(base_model).name == family
+    assert type(dype(loaded).get_model_object(fam.embedder_attr)).__name__ == "ExtrapolatingRopeEmbedder"

@@ -23,17 +23,106 @@ QWEN_CONFIG: dict[str, Any] = dict(
     num_attention_heads=2, joint_attention_dim=32, axes_dims_rope=[16, 56, 56],
 )
 TEXT_WIDTH = 32
+_CHROMA_CONFIG: dict[str, Any] = dict(
+    image_model="chroma", in_channels=64, out_channels=64, context_in_dim=32, hidden_size=256, mlp_ratio=2.0,
+    num_heads=2, depth=1, depth_single_blocks=1, axes_dim=[16, 56, 56], theta=10000, patch_size=2, qkv_bias=True,
+    in_dim=64, out_dim=256, hidden_dim=64, n_layers=1,
+)
+# The configs of families.md §5 (verified there on 0.3.75 to construct and sample on CPU).
+CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "flux": ("Flux", FLUX_CONFIG),
+    "ovis_image": ("Flux", FLUX_CONFIG),  # + txt_ids_dims [1, 2] (_NEWER_PARAMS): Ovis exists only there
+    "flux2": ("Flux2", dict(
+        image_model="flux2", in_channels=128, out_channels=128, vec_in_dim=None, context_in_dim=32, hidden_size=256,
+        mlp_ratio=3.0, num_heads=2, depth=1, depth_single_blocks=1, axes_dim=[32, 32, 32, 32], theta=2000,
+        patch_size=1, qkv_bias=False, guidance_embed=True, global_modulation=True, mlp_silu_act=True, ops_bias=False,
+        default_ref_method="index", ref_index_scale=10.0)),
+    "chroma": ("Chroma", _CHROMA_CONFIG),
+    "chroma_radiance": ("ChromaRadiance", dict(
+        _CHROMA_CONFIG, image_model="chroma_radiance", in_channels=3, out_channels=3, patch_size=16,
+        nerf_hidden_size=16, nerf_mlp_ratio=2, nerf_depth=1, nerf_max_freqs=8, nerf_tile_size=0,
+        nerf_final_head_type="linear", nerf_embedder_dtype=None)),
+    "qwen_image": ("QwenImage", QWEN_CONFIG),
+    "z_image": ("ZImage", dict(
+        image_model="lumina2", patch_size=2, in_channels=16, dim=256, n_layers=1, n_refiner_layers=1, n_heads=2,
+        n_kv_heads=2, qk_norm=True, cap_feat_dim=32, axes_dims=[32, 48, 48], axes_lens=[1536, 512, 512],
+        rope_theta=256.0, ffn_dim_multiplier=8 / 3, z_image_modulation=True, time_scale=1000.0,
+        pad_tokens_multiple=32)),
+    "lumina2": ("Lumina2", dict(
+        image_model="lumina2", patch_size=2, in_channels=16, dim=192, n_layers=1, n_refiner_layers=1, n_heads=2,
+        n_kv_heads=1, qk_norm=True, cap_feat_dim=32, axes_dims=[32, 32, 32], axes_lens=[300, 512, 512],
+        rope_theta=10000.0, ffn_dim_multiplier=4.0)),
+    "hidream": ("HiDream", dict(
+        image_model="hidream", patch_size=2, in_channels=16, out_channels=16, num_layers=1, num_single_layers=1,
+        attention_head_dim=128, num_attention_heads=2, caption_channels=[32, 32], text_emb_dim=32,
+        num_routed_experts=2, num_activated_experts=1, axes_dims_rope=[64, 32, 32], max_resolution=[128, 128],
+        llama_layers=[0, 0])),
+    "hunyuan_image21": ("HunyuanImage21", dict(
+        image_model="hunyuan_video", in_channels=64, out_channels=64, vec_in_dim=None, context_in_dim=32,
+        hidden_size=256, mlp_ratio=2.0, num_heads=2, depth=1, depth_single_blocks=1, axes_dim=[64, 64], theta=256,
+        patch_size=[1, 1], qkv_bias=True, guidance_embed=False, byt5=False, meanflow=False,
+        use_cond_type_embedding=False, vision_in_dim=None)),
+    "omnigen2": ("Omnigen2", dict(
+        image_model="omnigen2", patch_size=2, in_channels=16, out_channels=None, hidden_size=240, num_layers=1,
+        num_refiner_layers=1, num_attention_heads=2, num_kv_heads=1, multiple_of=16, ffn_dim_multiplier=None,
+        norm_eps=1e-5, axes_dim_rope=[40, 40, 40], axes_lens=[1024, 1664, 1664], text_feat_dim=32,
+        timestep_scale=1000.0)),
+    # Newer hosts only (ComfyUI 0.30); configs checked there to construct and sample on CPU.
+    "longcat_image": ("LongCatImage", dict(
+        FLUX_CONFIG, vec_in_dim=None, context_in_dim=3584, guidance_embed=False, txt_ids_dims=[1, 2])),
+    "krea2": ("Krea2", dict(
+        image_model="krea2", features=256, heads=2, kvheads=2, multiplier=2, layers=1, patch=2, channels=16,
+        txtdim=32, txtlayers=1, txtheads=2, txtkvheads=2)),
+    "mage_flow": ("MageFlow", dict(
+        image_model="mage_flow", in_channels=128, num_layers=1, attention_head_dim=128, num_attention_heads=2,
+        joint_attention_dim=2560, axes_dims_rope=[16, 56, 56])),  # detection keys on the 2560-wide text norm
+    "lens": ("Lens", dict(
+        image_model="lens", in_channels=128, num_layers=1, attention_head_dim=64, num_attention_heads=2,
+        enc_hidden_dim=32, axes_dims_rope=[8, 28, 28], multi_layer_encoder_feature=False)),
+    "boogu": ("Boogu", dict(
+        image_model="boogu", hidden_size=240, num_layers=1, num_double_stream_layers=1, num_refiner_layers=1,
+        num_attention_heads=2, num_kv_heads=1, multiple_of=16, instruction_feat_dim=32, axes_dim_rope=[40, 40, 40],
+        axes_lens=[2048, 1664, 1664])),
+    "z_image_pixel": ("ZImagePixelSpace", dict(
+        image_model="zimage_pixel", patch_size=16, in_channels=3, dim=256, n_layers=1, n_refiner_layers=1, n_heads=2,
+        n_kv_heads=2, qk_norm=True, cap_feat_dim=32, axes_dims=[32, 48, 48], axes_lens=[1536, 512, 512],
+        rope_theta=256.0, ffn_dim_multiplier=8 / 3, z_image_modulation=True, time_scale=1000.0,
+        pad_tokens_multiple=32, decoder_hidden_size=32, decoder_num_res_blocks=1, decoder_max_freqs=8)),
+}
+# Params fields newer hosts added without a default (ComfyUI 0.30: FluxParams/ChromaParams.txt_ids_dims, ...):
+# set only where the host's params dataclass has them, so one config builds on both hosts.
+_NEWER_PARAMS = dict(txt_ids_dims=[], vec_in_dim=None, use_x0=False, use_sequential_txt_ids=False,
+                     meanflow_sum=False)
+# Ovis-Image: text ids on rows and cols; yak_mlp + txt_norm are the keys model detection recognises it by.
+_NEWER_PARAMS_BY_FAMILY = {"flux2": dict(txt_ids_dims=[3]),
+                           "ovis_image": dict(txt_ids_dims=[1, 2], yak_mlp=True, txt_norm=True)}
+_PARAMS_CLASSES = {"flux": "comfy.ldm.flux.model.FluxParams", "flux2": "comfy.ldm.flux.model.FluxParams",
+                   "chroma": "comfy.ldm.chroma.model.ChromaParams",
+                   "chroma_radiance": "comfy.ldm.chroma_radiance.model.ChromaRadianceParams",
+                   "hunyuan_image21": "comfy.ldm.hunyuan_video.model.HunyuanVideoParams"}
 
 
 @dataclass
 class TinyFamily:
-    """How to build and drive one tiny family."""
+    """How to build and drive one tiny family, and the facts a test checks the pack against (families.md §2)."""
 
     name: str
     build: Callable[[int], Any]
     latent: Callable[[int, int, int], torch.Tensor]  # (batch, latent_h, latent_w) -> empty latent
     cond: Callable[[int, int], list]  # (n_text_tokens, seed) -> ComfyUI conditioning list
+    patch: int = 2  # latent pixels per token
+    axes_dim: tuple[int, ...] = (16, 56, 56)
+    theta: float = 10000.0
+    spatial: tuple[int, int] = (1, 2)  # id columns of (row, col)
+    embedder_attr: str = "diffusion_model.pe_embedder"
+    tokens_first: bool = False  # HiDream's (B, N, 1, pairs, 2, 2)
+    px_per_token: int = 16
+    text_on_spatial: bool = False  # text ids on the spatial columns (the text rule applies)
+    text_last: bool = False  # token order [image, text] (HiDream, HunyuanImage, Lens)
     extra: dict = field(default_factory=dict)
+
+    def latent_hw(self, rows: int, cols: int) -> tuple[int, int]:
+        return rows * self.patch, cols * self.patch
 
 
 def _randomize(model: torch.nn.Module, seed: int) -> None:
@@ -70,6 +159,22 @@ def host_unet_config(unet_config: dict) -> dict:
     return config
 
 
+def host_config(family: str) -> tuple[str, dict]:
+    """The (supported_models class, unet_config) of a tiny family, completed for the running host."""
+    import dataclasses
+    import importlib
+
+    class_name, config = CONFIGS[family]
+    config = dict(config)
+    params_path = _PARAMS_CLASSES.get(family if family != "ovis_image" else "flux")
+    if params_path:
+        module, _, cls = params_path.rpartition(".")
+        names = {f.name for f in dataclasses.fields(getattr(importlib.import_module(module), cls))}
+        newer = dict(_NEWER_PARAMS, **_NEWER_PARAMS_BY_FAMILY.get(family, {}))
+        config.update({k: v for k, v in newer.items() if k in names and k not in config})
+    return class_name, config
+
+
 def _build(class_name: str, unet_config: dict, seed: int):
     import comfy.model_patcher
     import comfy.supported_models
@@ -82,40 +187,133 @@ def _build(class_name: str, unet_config: dict, seed: int):
     return comfy.model_patcher.ModelPatcher(model, load_device=torch.device("cpu"), offload_device=torch.device("cpu"))
 
 
+def build(family: str, seed: int = 0):
+    return _build(*host_config(family), seed)
+
+
 def build_flux(seed: int = 0):
-    return _build("Flux", FLUX_CONFIG, seed)
+    return build("flux", seed)
 
 
 def build_qwen(seed: int = 0):
-    return _build("QwenImage", QWEN_CONFIG, seed)
+    return build("qwen_image", seed)
 
 
-def _text(n_tokens: int, seed: int, batch: int = 1) -> torch.Tensor:
-    return torch.randn(batch, n_tokens, TEXT_WIDTH, generator=torch.Generator().manual_seed(seed))
+def _text(n_tokens: int, seed: int, batch: int = 1, width: int = TEXT_WIDTH) -> torch.Tensor:
+    return torch.randn(batch, n_tokens, width, generator=torch.Generator().manual_seed(seed))
+
+
+def _pooled(seed: int) -> torch.Tensor:
+    return torch.randn(1, TEXT_WIDTH, generator=torch.Generator().manual_seed(seed + 1000))
 
 
 def flux_cond(n_tokens: int = 7, seed: int = 0, guidance: float = 3.5, **extra) -> list:
-    pooled = torch.randn(1, TEXT_WIDTH, generator=torch.Generator().manual_seed(seed + 1000))
-    return [[_text(n_tokens, seed), {"pooled_output": pooled, "guidance": guidance, **extra}]]
+    return [[_text(n_tokens, seed), {"pooled_output": _pooled(seed), "guidance": guidance, **extra}]]
 
 
 def qwen_cond(n_tokens: int = 7, seed: int = 0, **extra) -> list:
     return [[_text(n_tokens, seed), dict(extra)]]
 
 
+def flux2_cond(n_tokens: int = 7, seed: int = 0, **extra) -> list:
+    return [[_text(n_tokens, seed), {"pooled_output": None, "guidance": 4.0, **extra}]]
+
+
+def chroma_cond(n_tokens: int = 7, seed: int = 0, **extra) -> list:
+    return [[_text(n_tokens, seed), {"pooled_output": None, **extra}]]
+
+
+def hidream_cond(n_tokens: int = 7, seed: int = 0, **extra) -> list:
+    llama = torch.randn(1, 1, 5, TEXT_WIDTH, generator=torch.Generator().manual_seed(seed + 2000))
+    return [[_text(n_tokens, seed), {"pooled_output": _pooled(seed), "conditioning_llama3": llama, **extra}]]
+
+
+def masked_cond(n_tokens: int = 7, seed: int = 0, **extra) -> list:
+    """OmniGen2 needs the attention mask (its num_tokens comes from it)."""
+    return [[_text(n_tokens, seed), {"attention_mask": torch.ones(1, n_tokens, dtype=torch.long), **extra}]]
+
+
+def longcat_cond(n_tokens: int = 7, seed: int = 0, **extra) -> list:
+    """LongCat-Image is recognised by its 3584-wide text input, so the tiny model keeps that width."""
+    return [[_text(n_tokens, seed, width=3584), dict(extra)]]
+
+
+def mage_cond(n_tokens: int = 7, seed: int = 0, **extra) -> list:
+    """Mage-Flow is recognised by its 2560-wide text norm."""
+    return [[_text(n_tokens, seed, width=2560), dict(extra)]]
+
+
+def _latent4(channels: int) -> Callable[[int, int, int], torch.Tensor]:
+    return lambda b, h, w: torch.zeros(b, channels, h, w)
+
+
 FAMILIES: dict[str, TinyFamily] = {
-    "flux": TinyFamily("flux", build_flux, lambda b, h, w: torch.zeros(b, 16, h, w), flux_cond),
-    "qwen_image": TinyFamily("qwen_image", build_qwen, lambda b, h, w: torch.zeros(b, 16, 1, h, w), qwen_cond),
+    "flux": TinyFamily("flux", build_flux, _latent4(16), flux_cond),
+    "qwen_image": TinyFamily("qwen_image", build_qwen, lambda b, h, w: torch.zeros(b, 16, 1, h, w), qwen_cond,
+                             text_on_spatial=True),
+    "chroma": TinyFamily("chroma", lambda seed=0: build("chroma", seed), _latent4(16), chroma_cond),
+    "chroma_radiance": TinyFamily("chroma_radiance", lambda seed=0: build("chroma_radiance", seed), _latent4(3),
+                                  chroma_cond, patch=16),
+    "flux2": TinyFamily("flux2", lambda seed=0: build("flux2", seed), _latent4(128), flux2_cond, patch=1,
+                        axes_dim=(32, 32, 32, 32), theta=2000.0),
+    "z_image": TinyFamily("z_image", lambda seed=0: build("z_image", seed), _latent4(16), qwen_cond,
+                          axes_dim=(32, 48, 48), theta=256.0, embedder_attr="diffusion_model.rope_embedder"),
+    "lumina2": TinyFamily("lumina2", lambda seed=0: build("lumina2", seed), _latent4(16), qwen_cond,
+                          axes_dim=(32, 32, 32), embedder_attr="diffusion_model.rope_embedder"),
+    "hidream": TinyFamily("hidream", lambda seed=0: build("hidream", seed), _latent4(16), hidream_cond,
+                          axes_dim=(64, 32, 32), tokens_first=True),
+    "hunyuan_image21": TinyFamily("hunyuan_image21", lambda seed=0: build("hunyuan_image21", seed), _latent4(64),
+                                  qwen_cond, patch=1, axes_dim=(64, 64), theta=256.0, spatial=(0, 1),
+                                  px_per_token=32),
+    "omnigen2": TinyFamily("omnigen2", lambda seed=0: build("omnigen2", seed), _latent4(16), masked_cond,
+                           axes_dim=(40, 40, 40), embedder_attr="diffusion_model.rope_embedder.rope_embedder",
+                           text_on_spatial=True),
+    "ovis_image": TinyFamily("ovis_image", lambda seed=0: build("ovis_image", seed), _latent4(16), flux_cond,
+                             text_on_spatial=True),
+    "longcat_image": TinyFamily("longcat_image", lambda seed=0: build("longcat_image", seed), _latent4(16),
+                                longcat_cond, text_on_spatial=True),
+    "krea2": TinyFamily("krea2", lambda seed=0: build("krea2", seed), lambda b, h, w: torch.zeros(b, 16, 1, h, w),
+                        qwen_cond, axes_dim=(32, 48, 48), theta=1000.0),
+    "mage_flow": TinyFamily("mage_flow", lambda seed=0: build("mage_flow", seed), _latent4(128), mage_cond, patch=1),
+    "lens": TinyFamily("lens", lambda seed=0: build("lens", seed), _latent4(128), qwen_cond, patch=1,
+                       axes_dim=(8, 28, 28), embedder_attr="diffusion_model.pos_embed", text_on_spatial=True,
+                       text_last=True),
+    "boogu": TinyFamily("boogu", lambda seed=0: build("boogu", seed), _latent4(16), masked_cond,
+                        axes_dim=(40, 40, 40), embedder_attr="diffusion_model.rope_embedder.rope_embedder",
+                        text_on_spatial=True),
+    "z_image_pixel": TinyFamily("z_image_pixel", lambda seed=0: build("z_image_pixel", seed), _latent4(3), qwen_cond,
+                                patch=16, axes_dim=(32, 48, 48), theta=256.0,
+                                embedder_attr="diffusion_model.rope_embedder"),
 }
 
 
-def sample(model, family: str, latent_hw: tuple[int, int], *, steps: int = 2, cfg: float = 1.0,
-           sampler: str = "euler", scheduler: str = "simple", seed: int = 0, batch: int = 1,
-           positive=None, negative=None, noise: torch.Tensor | None = None) -> torch.Tensor:
-    """Run ``comfy.sample.sample`` on a tiny model with a seeded noise latent."""
+def missing_on_this_host(family: str) -> str:
+    """Why ``family`` cannot be built on the running host (it is a newer host's), or "" when it can."""
+    import dataclasses
+
+    import comfy.supported_models
+
+    class_name = CONFIGS[family][0]
+    if not hasattr(comfy.supported_models, class_name):
+        return f"this ComfyUI has no supported_models.{class_name}"
+    if family == "ovis_image":
+        import comfy.ldm.flux.model
+
+        if "txt_ids_dims" not in {f.name for f in dataclasses.fields(comfy.ldm.flux.model.FluxParams)}:
+            return "this ComfyUI's Flux has no txt_ids_dims (Ovis-Image came with it)"
+    return ""
+
+
+def sample(model, family: str, latent_hw: tuple[int, int] | None = None, *, tokens: tuple[int, int] | None = None,
+           steps: int = 2, cfg: float = 1.0, sampler: str = "euler", scheduler: str = "simple", seed: int = 0,
+           batch: int = 1, positive=None, negative=None, noise: torch.Tensor | None = None) -> torch.Tensor:
+    """Run ``comfy.sample.sample`` on a tiny model with a seeded noise latent of ``latent_hw`` latent pixels (or
+    ``tokens`` = (rows, cols) of the family's tokens)."""
     import comfy.sample
 
     fam = FAMILIES[family]
+    if tokens is not None:
+        latent_hw = fam.latent_hw(*tokens)
     latent = fam.latent(batch, *latent_hw)
     if noise is None:
         noise = torch.randn(latent.shape, generator=torch.Generator().manual_seed(seed))

@@ -1,10 +1,24 @@
-"""What the patch needs to know about one model family. One small module per family fills it in."""
+"""What the patch needs to know about one model family. One small module per family fills it in.
+
+The rule every family follows (README, "Families"): only the id columns in ``spatial_axes`` are rescaled, and on
+those columns *every* token gets the column's schedule, text and reference tokens included. Where a family puts its
+text on the spatial columns (Qwen-Image's diagonal, Ovis/LongCat's sequential text, OmniGen2's caption), text and
+image rotations are then both built from the same per-axis frequencies, so every text↔image phase difference stays
+a function of the position difference, exactly as in the stock model. Other columns (Flux's index, Flux.2's text
+axis, Lumina's caption axis, a video's time axis) keep the model's own frequencies.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import torch
+
+#: EmbedND's ``(B, 1, N, pairs, 2, 2)``: the size-1 head dim is inserted at dim 1 ...
+HEADS_FIRST = 1
+#: ... and HiDream's own EmbedND copy returns ``(B, N, 1, pairs, 2, 2)``.
+TOKENS_FIRST = 2
 
 
 @dataclass(frozen=True)
@@ -15,16 +29,59 @@ class FamilyAdapter:
     display_name: str
     model_base_classes: frozenset[str]  # type(model.model).__name__ values (exact: Chroma subclasses Flux)
     embedder_attr: str  # path for add_object_patch / get_model_object
-    spatial_axes: tuple[int, int]  # id columns holding (row, col)
+    spatial_axes: tuple[int, int]  # id columns holding (row, col); every other column is never scaled
     patch_size: int  # latent pixels per token along each spatial axis
     px_per_token: int  # image pixels per token (VAE factor * patch size)
     default_base_px: int  # trained resolution (square side, pixels)
+    base_source: str  # where default_base_px comes from (README table)
+    theta: float  # the family's RoPE base (the live embedder's value is what the patch uses)
+    axes_dim: tuple[int, ...]  # per id column, channels (2 per pair), as the family ships it
+    text: str  # where text / caption positions sit, for the README and logs
+    pe_unsqueeze_dim: int = HEADS_FIRST  # where the embedder inserts its size-1 dim (the pe layout)
+    config_classes: frozenset[str] | None = None  # type(model.model.model_config).__name__, when the class is shared
+    accepts: Callable[[object], bool] | None = None  # extra test on the BaseModel (its params), when class is shared
+    preview_shift: tuple[str, float] = ("exponential", 1.15)  # default sigma shift rule, for the schedule preview
+    default_base_hw: tuple[int, int] | None = None  # non-square trained size (rows, cols px); None: square
+    pixel_space: bool = False  # no VAE: the patch (read from the model, detection reads it from the weights) is
+    #                            the image pixels per token
+
+    def bound(self, base_model) -> FamilyAdapter:
+        """This adapter with what only the loaded model knows (a pixel-space model's patch size)."""
+        if not self.pixel_space:
+            return self
+        patch = int(base_model.diffusion_model.patch_size)
+        return replace(self, patch_size=patch, px_per_token=patch)
+
+    def matches(self, base_model) -> bool:
+        if type(base_model).__name__ not in self.model_base_classes:
+            return False
+        if self.config_classes is not None:
+            if type(getattr(base_model, "model_config", None)).__name__ not in self.config_classes:
+                return False
+        return self.accepts is None or bool(self.accepts(base_model))
 
     def token_grid(self, latent: torch.Tensor) -> tuple[int, int]:
-        """Token rows and columns of the generated latent, from its shape (the model pads to the patch size)."""
+        """Token rows and columns of the generated latent, from its shape (the model pads up to the patch size)."""
         height, width = latent.shape[-2], latent.shape[-1]
         p = self.patch_size
-        return (height + p // 2) // p, (width + p // 2) // p
+        return -(-height // p), -(-width // p)
 
     def base_tokens(self, base_px: float) -> float:
         return base_px / self.px_per_token
+
+    def base_grid(self, base_px: float) -> tuple[float, float]:
+        """Trained tokens per spatial axis: a user setting (> 0, square) or the family default (maybe non-square)."""
+        if base_px > 0 or self.default_base_hw is None:
+            side = self.base_tokens(base_px if base_px > 0 else self.default_base_px)
+            return side, side
+        rows, cols = self.default_base_hw
+        return self.base_tokens(rows), self.base_tokens(cols)
+
+    def spatial_axis_dim(self) -> int:
+        return self.axes_dim[self.spatial_axes[0]]
+
+
+def params_attr(base_model, name: str, default=None):
+    """``base_model.diffusion_model.params.<name>`` (Flux-style params), or ``default`` where there is none."""
+    params = getattr(getattr(base_model, "diffusion_model", None), "params", None)
+    return getattr(params, name, default)

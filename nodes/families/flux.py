@@ -1,18 +1,29 @@
 """Flux.1 (dev, schnell, Krea, Kontext, Fill): ids (index, row, col) from 0, text ids 0, EmbedND (B,1,N,64,2,2).
 
 Kontext reference latents enter as extra tokens with index 1 and offset positions; the scale comes from the
-generated latent (the ``x`` the sampler passes), so references never inflate it.
+generated latent (the ``x`` the sampler passes), so references never inflate it. A ``model_base.Flux`` whose params
+put text ids on spatial columns (``txt_ids_dims``, newer hosts) is Ovis-Image, not Flux.1 (see ovis.py).
 """
 
-from .base import FamilyAdapter
+from .base import FamilyAdapter, params_attr
+
+
+def _text_ids_all_zero(base_model) -> bool:
+    return not params_attr(base_model, "txt_ids_dims", [])
+
 
 FLUX = FamilyAdapter(
     name="flux",
     display_name="Flux.1 (dev / schnell / Krea / Kontext / Fill)",
     model_base_classes=frozenset({"Flux"}),
+    accepts=_text_ids_all_zero,
     embedder_attr="diffusion_model.pe_embedder",
     spatial_axes=(1, 2),
     patch_size=2,
     px_per_token=16,
     default_base_px=1024,
+    base_source="EmptySD3LatentImage default 1024; official DyPE base 64 tokens",
+    theta=10000.0,
+    axes_dim=(16, 56, 56),
+    text="text ids all 0 (never moved); refs on the index axis",
 )

@@ -1,7 +1,8 @@
 """Qwen-Image (and Edit): centred image ids (0, r - h//2, c - w//2), text ids on the diagonal after the image.
 
 The scale comes from the generated latent's grid only (text and reference latents never count). The model casts
-the table to its dtype itself, so the embedder returns float32 like stock. Latents are 5-D (B, C, T, H, W).
+the table to its dtype itself, so the embedder returns float32 like stock. Latents are 5-D (B, C, T, H, W). Text on
+the diagonal follows the pack's text rule (base.py).
 """
 
 from .base import FamilyAdapter
@@ -15,4 +16,9 @@ QWEN_IMAGE = FamilyAdapter(
     patch_size=2,
     px_per_token=16,
     default_base_px=1328,
+    base_source="ComfyUI template image_qwen_image.json 1328x1328",
+    theta=10000.0,
+    axes_dim=(16, 56, 56),
+    text="text (s+i, s+i, s+i) on the diagonal: scheduled like the image (relative phases kept)",
+    preview_shift=("linear", 3.1),
 )

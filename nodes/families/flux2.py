@@ -1,0 +1,21 @@
+"""Flux.2 (dev) and Klein: EmbedND(theta 2000, axes [32]*4) over (index, row, col, text position), patch 1 on a
+128-channel 16x VAE latent. Text sits on axis 3 (never scaled); reference images go up the index axis in steps of
+10 (``ref_index_scale``), so they never move on the spatial columns either."""
+
+from .base import FamilyAdapter
+
+FLUX2 = FamilyAdapter(
+    name="flux2",
+    display_name="Flux.2 (dev / Klein)",
+    model_base_classes=frozenset({"Flux2"}),
+    embedder_attr="diffusion_model.pe_embedder",
+    spatial_axes=(1, 2),
+    patch_size=1,
+    px_per_token=16,
+    default_base_px=1024,
+    base_source="EmptyFlux2LatentImage default 1024 (training base INFERRED)",
+    theta=2000.0,
+    axes_dim=(32, 32, 32, 32),
+    text="text on its own axis 3 (never scaled); refs on the index axis",
+    preview_shift=("exponential", 2.02),
+)

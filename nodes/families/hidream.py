@@ -1,0 +1,21 @@
+"""HiDream-I1: its own EmbedND copy (theta 10000, axes [64, 32, 32], no ``dim``) that returns (B, N, 1, pairs, 2, 2).
+Ids (0, row, col) with the image tokens first, then T5 and Llama text tokens at 0."""
+
+from .base import TOKENS_FIRST, FamilyAdapter
+
+HIDREAM = FamilyAdapter(
+    name="hidream",
+    display_name="HiDream-I1",
+    model_base_classes=frozenset({"HiDream"}),
+    embedder_attr="diffusion_model.pe_embedder",
+    spatial_axes=(1, 2),
+    patch_size=2,
+    px_per_token=16,
+    default_base_px=1024,
+    base_source="model detection max_resolution 128x128 latent px = 1024",
+    theta=10000.0,
+    axes_dim=(64, 32, 32),
+    text="text ids 0 (never moved), after the image tokens",
+    pe_unsqueeze_dim=TOKENS_FIRST,
+    preview_shift=("linear", 3.0),
+)

@@ -1,0 +1,20 @@
+"""HunyuanImage 2.1 (``model_base.HunyuanImage21`` on the HunyuanVideo DiT): 2-D ids (row, col) only, theta 256,
+axes [64, 64], patch 1 on a 64-channel 32x VAE latent (32 px per token). Image tokens first, text ids 0."""
+
+from .base import FamilyAdapter
+
+HUNYUAN_IMAGE21 = FamilyAdapter(
+    name="hunyuan_image21",
+    display_name="HunyuanImage 2.1",
+    model_base_classes=frozenset({"HunyuanImage21"}),
+    embedder_attr="diffusion_model.pe_embedder",
+    spatial_axes=(0, 1),
+    patch_size=1,
+    px_per_token=32,
+    default_base_px=2048,
+    base_source="EmptyHunyuanImageLatent default 2048",
+    theta=256.0,
+    axes_dim=(64, 64),
+    text="text ids 0 (never moved), after the image tokens",
+    preview_shift=("linear", 5.0),
+)

@@ -1,0 +1,21 @@
+"""Lens (newer hosts; ``model_base.Lens``): EmbedND ``pos_embed`` (head dim 64: axes [8, 28, 28]) over
+(frame, row, col); centred image ids and text on the diagonal from max(h//2, w//2), as Qwen-Image; one token per
+Flux.2 latent pixel. The ids have batch 1 whatever the batch. Text follows the pack's text rule (base.py)."""
+
+from .base import FamilyAdapter
+
+LENS = FamilyAdapter(
+    name="lens",
+    display_name="Lens",
+    model_base_classes=frozenset({"Lens"}),
+    embedder_attr="diffusion_model.pos_embed",
+    spatial_axes=(1, 2),
+    patch_size=1,
+    px_per_token=16,
+    default_base_px=1024,
+    base_source="1024 (INFERRED; ComfyUI's default shift is the one for 1440x1440)",
+    theta=10000.0,
+    axes_dim=(8, 28, 28),
+    text="text on the diagonal after the image: scheduled like the image (relative phases kept)",
+    preview_shift=("exponential", 1.829),
+)

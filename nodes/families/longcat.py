@@ -1,0 +1,21 @@
+"""LongCat-Image (newer hosts; ``model_base.LongCatImage``, a Flux subclass): text ids 0..L-1 on rows and cols
+(``txt_ids_dims [1, 2]``), and the model's own ``rope_options`` shift the image by the text length on both spatial
+axes (and to index 1). Positions are taken as the model builds them; the schedule only changes frequencies, so the
+offset cancels in every phase difference. Text follows the pack's text rule (base.py)."""
+
+from .base import FamilyAdapter
+
+LONGCAT_IMAGE = FamilyAdapter(
+    name="longcat_image",
+    display_name="LongCat-Image",
+    model_base_classes=frozenset({"LongCatImage"}),
+    embedder_attr="diffusion_model.pe_embedder",
+    spatial_axes=(1, 2),
+    patch_size=2,
+    px_per_token=16,
+    default_base_px=1024,
+    base_source="Flux-architecture default 1024 (INFERRED: no ComfyUI-side number)",
+    theta=10000.0,
+    axes_dim=(16, 56, 56),
+    text="text ids 0..L-1 on rows and cols, image shifted past them: scheduled like the image",
+)

@@ -1,0 +1,63 @@
+"""Lumina 2 and Z-Image (both ``model_base.Lumina2``, NextDiT): ids (caption seq, row, col). Caption tokens count up
+column 0 (never scaled) and sit at 0 on the spatial columns; image tokens share one column-0 value. The model
+``movedim``s EmbedND's (B,1,N,...) itself, so the embedder keeps EmbedND's layout. Told apart by the RoPE base the
+model was built with (model detection sets 256 for Z-Image, 10000 for Lumina 2). Z-Image pixel space (newer hosts)
+has its own class and patches RGB pixels directly (the patch is read from the model). Newer hosts call the embedder
+once per segment (caption, image, references) with batch-1 ids: every call gets the same per-call schedule."""
+
+from .base import FamilyAdapter
+
+
+def _rope_theta(base_model) -> float:
+    return float(getattr(getattr(base_model.diffusion_model, "rope_embedder", None), "theta", 0.0))
+
+
+Z_IMAGE = FamilyAdapter(
+    name="z_image",
+    display_name="Z-Image",
+    model_base_classes=frozenset({"Lumina2"}),
+    accepts=lambda base_model: _rope_theta(base_model) == 256.0,
+    embedder_attr="diffusion_model.rope_embedder",
+    spatial_axes=(1, 2),
+    patch_size=2,
+    px_per_token=16,
+    default_base_px=1024,
+    base_source="SwarmUI default 1024 (INFERRED)",
+    theta=256.0,
+    axes_dim=(32, 48, 48),
+    text="caption sequential on its own axis 0 (never scaled), 0 on rows/cols",
+    preview_shift=("linear", 3.0),
+)
+
+LUMINA2 = FamilyAdapter(
+    name="lumina2",
+    display_name="Lumina-Image 2",
+    model_base_classes=frozenset({"Lumina2"}),
+    embedder_attr="diffusion_model.rope_embedder",
+    spatial_axes=(1, 2),
+    patch_size=2,
+    px_per_token=16,
+    default_base_px=1024,
+    base_source="SwarmUI default 1024 (INFERRED)",
+    theta=10000.0,
+    axes_dim=(32, 32, 32),
+    text="caption sequential on its own axis 0 (never scaled), 0 on rows/cols",
+    preview_shift=("linear", 6.0),
+)
+
+Z_IMAGE_PIXEL = FamilyAdapter(
+    name="z_image_pixel",
+    display_name="Z-Image pixel space",
+    model_base_classes=frozenset({"ZImagePixelSpace"}),
+    embedder_attr="diffusion_model.rope_embedder",
+    spatial_axes=(1, 2),
+    patch_size=16,  # replaced by the model's own (bound())
+    px_per_token=16,
+    default_base_px=1024,
+    base_source="as Z-Image, 1024 (INFERRED)",
+    theta=256.0,
+    axes_dim=(32, 48, 48),
+    text="caption sequential on its own axis 0 (never scaled), 0 on rows/cols",
+    preview_shift=("linear", 3.0),
+    pixel_space=True,
+)

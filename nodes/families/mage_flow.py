@@ -1,0 +1,21 @@
+"""Mage-Flow (newer hosts; ``model_base.MageFlow``, a QwenImage subclass: exact class name, so it is not taken for
+Qwen-Image): Qwen-style blocks on a Flux.2 latent with patch 1, centred image ids (Mage's own offset), unrotated
+text (ids 0), references on the index axis."""
+
+from .base import FamilyAdapter
+
+MAGE_FLOW = FamilyAdapter(
+    name="mage_flow",
+    display_name="Mage-Flow",
+    model_base_classes=frozenset({"MageFlow"}),
+    embedder_attr="diffusion_model.pe_embedder",
+    spatial_axes=(1, 2),
+    patch_size=1,
+    px_per_token=16,
+    default_base_px=1024,
+    base_source="1024 (INFERRED: a native-resolution model; no ComfyUI-side number)",
+    theta=10000.0,
+    axes_dim=(16, 56, 56),
+    text="text ids 0 (never moved)",
+    preview_shift=("linear", 6.0),
+)

@@ -1,0 +1,39 @@
+"""OmniGen2: the EmbedND *inside* ``OmniGen2RotaryPosEmbed`` (the outer module has an 8-argument forward and
+slices the table itself). Ids int32: caption (i, i, i) on every column, reference k at (t_k, row, col), the target
+at (t_last, row, col). Its forward has no DIFFUSION_MODEL wrapper, which the pack does not need: sigma comes from
+APPLY_MODEL. The caption sits on the spatial columns, so it follows the pack's text rule (base.py). Boogu (newer
+hosts; an OmniGen2 subclass with a dual-stream stage) uses the same rotary module."""
+
+from .base import FamilyAdapter
+
+OMNIGEN2 = FamilyAdapter(
+    name="omnigen2",
+    display_name="OmniGen2",
+    model_base_classes=frozenset({"Omnigen2"}),
+    embedder_attr="diffusion_model.rope_embedder.rope_embedder",
+    spatial_axes=(1, 2),
+    patch_size=2,
+    px_per_token=16,
+    default_base_px=1024,
+    base_source="ComfyUI docs (omnigen2.mdx) recommended 1024x1024",
+    theta=10000.0,
+    axes_dim=(40, 40, 40),
+    text="caption (i, i, i) on every column: scheduled like the image (relative phases kept)",
+    preview_shift=("linear", 2.6),
+)
+
+BOOGU = FamilyAdapter(
+    name="boogu",
+    display_name="Boogu-Image",
+    model_base_classes=frozenset({"Boogu"}),
+    embedder_attr="diffusion_model.rope_embedder.rope_embedder",
+    spatial_axes=(1, 2),
+    patch_size=2,
+    px_per_token=16,
+    default_base_px=1024,
+    base_source="as OmniGen2, 1024 (INFERRED)",
+    theta=10000.0,
+    axes_dim=(40, 40, 40),
+    text="caption (i, i, i) on every column: scheduled like the image (relative phases kept)",
+    preview_shift=("linear", 3.16),
+)
