@@ -57,9 +57,10 @@ class DyPEPatchModel(io.ComfyNode):
                 ),
                 io.Int.Input(
                     "base_resolution", default=0, min=0, max=16384, step=16,
-                    tooltip=f"The model's trained resolution in pixels (square side). 0 = family default "
-                    f"({_BASE_DEFAULTS}). Each image axis is scaled by its own tokens / trained tokens, so "
-                    "non-square sizes get two scales.",
+                    tooltip=f"The model's trained resolution in pixels: its long side (image families are square). "
+                    f"0 = family default ({_BASE_DEFAULTS}). Video families trained non-square keep their trained "
+                    "aspect (Wan 14B: 1280 = 1280x720, 832 = 832x480), oriented like your latent. Each axis is "
+                    "scaled by its own tokens / trained tokens; a video's frame axis is never scaled.",
                 ),
                 io.Combo.Input(
                     "yarn_thresholds", options=["multiply", "power"], default="multiply",

@@ -191,8 +191,8 @@ def build_call_scope(
     step: StepScope | None = None,
 ) -> CallScope | None:
     """The schedule for one model call, or None when nothing is above the trained grid (exact stock behaviour)."""
-    base_grid = adapter.base_grid(config.base_px(0.0))
     grid = adapter.token_grid(x)
+    base_grid = adapter.base_grid(config.base_px(0.0), grid)
     scales = tuple(n / base for n, base in zip(grid, base_grid, strict=True))
     if all(s <= 1.0 for s in scales):
         return None

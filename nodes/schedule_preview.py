@@ -98,8 +98,8 @@ def schedule_curves(request: PreviewRequest) -> dict:
     """Per axis: ratio original/used frequency (steps, pairs) and temperature (steps, pairs)."""
     adapter = find_adapter(request.family)
     axis_dim, theta = adapter.spatial_axis_dim(), adapter.theta
-    base_tokens = adapter.base_tokens(request.base_px or adapter.default_base_px)
     grid = (max(1, round(request.height / adapter.px_per_token)), max(1, round(request.width / adapter.px_per_token)))
+    base_grid = adapter.base_grid(request.base_px, grid)
     sigmas = flow_sigmas(request.steps, request.family, request.shift)[:-1]
     original = plain_frequencies(axis_dim, theta)
     spectrum = None
@@ -111,7 +111,7 @@ def schedule_curves(request: PreviewRequest) -> dict:
         preview_grid = tuple(min(n, max(8, 256 // adapter.patch_size)) for n in grid)
         spectrum = _chunked_spectrum(sigmas, preview_grid, adapter.patch_size, settings)
     axes = {}
-    for name, n, key in (("rows", grid[0], "h"), ("columns", grid[1], "w")):
+    for name, n, base_tokens, key in (("rows", grid[0], base_grid[0], "h"), ("columns", grid[1], base_grid[1], "w")):
         scale = n / base_tokens
         freqs = axis_frequencies(request.positions, axis_dim, theta, scale, base_tokens, sigmas)
         if scale <= 1.0:
@@ -126,7 +126,7 @@ def schedule_curves(request: PreviewRequest) -> dict:
         else:
             temperature = torch.ones_like(freqs)
         axes[name] = {"tokens": n, "scale": scale, "ratio": original / freqs, "temperature": temperature}
-    return {"sigmas": sigmas, "axes": axes, "grid": grid, "base_tokens": base_tokens}
+    return {"sigmas": sigmas, "axes": axes, "grid": grid, "base_tokens": max(base_grid), "base_grid": base_grid}
 
 
 def _colour(value: float) -> tuple[int, int, int]:
@@ -161,7 +161,7 @@ def render(request: PreviewRequest):
         method = request.schedule.method + (" (DyPE)" if request.schedule.dynamic else " (static)")
         method += " + SEGA (our composition)" if request.sega else ""
     draw.text((10, 8), f"{request.family}  {request.width}x{request.height}  {steps} steps  method {method}  "
-              f"base {curves['base_tokens']:.0f} tokens/axis", fill=(0, 0, 0), font=font)
+              f"base {curves['base_grid'][0]:.0f}x{curves['base_grid'][1]:.0f} tokens", fill=(0, 0, 0), font=font)
     settings = request.sega_settings
     temp_label = "SEGA per-pair temperature (synthetic latent)" if request.sega else "attention temperature"
     draw.text((10, 24), f"top: log2(original / used frequency) per RoPE pair (row 0 = fastest) across steps; "

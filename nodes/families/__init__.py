@@ -1,7 +1,8 @@
 """Family detection: walk the table of adapters. Adding a family = one module + one entry here + a tiny-model test.
 
 Order matters only where two adapters share a ``model_base`` class: the one with the narrower ``accepts`` test
-comes first (Ovis-Image before Flux.1 share ``Flux``; Z-Image before Lumina 2 share ``Lumina2``).
+comes first (Ovis-Image before Flux.1 share ``Flux``; Z-Image before Lumina 2 share ``Lumina2``;
+Wan 1.3B before the 14B share ``WAN21``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from .flux import FLUX
 from .flux2 import FLUX2
 from .hidream import HIDREAM
 from .hunyuan_image import HUNYUAN_IMAGE21
+from .hunyuan_video import HUNYUAN_VIDEO, HUNYUAN_VIDEO15
 from .krea2 import KREA2
 from .lens import LENS
 from .longcat import LONGCAT_IMAGE
@@ -20,9 +22,11 @@ from .mage_flow import MAGE_FLOW
 from .omnigen2 import BOOGU, OMNIGEN2
 from .ovis import OVIS_IMAGE
 from .qwen_image import QWEN_IMAGE
+from .wan import WAN21_1_3B, WAN22_5B, WAN_14B
 
 ADAPTERS: tuple[FamilyAdapter, ...] = (
     FLUX, OVIS_IMAGE, FLUX2, CHROMA, CHROMA_RADIANCE, QWEN_IMAGE, Z_IMAGE, LUMINA2, HIDREAM, HUNYUAN_IMAGE21, OMNIGEN2,
+    WAN21_1_3B, WAN_14B, WAN22_5B, HUNYUAN_VIDEO, HUNYUAN_VIDEO15,  # video: the time axis is never scaled
     # only on newer hosts (ComfyUI 0.30 and later):
     LONGCAT_IMAGE, KREA2, MAGE_FLOW, LENS, BOOGU, Z_IMAGE_PIXEL,
 )
@@ -32,9 +36,18 @@ NOT_SUPPORTED: dict[str, str] = {
     "HunyuanDiT": "its 2-D RoPE is built by a module function each forward (no embedder to replace)",
     "ErnieImage": "its pos_embed builds its own 2x2 layout (cos/sin of the two halves of the pairs, repeated), "
                   "not EmbedND's; it needs its own table builder",
-    "Kandinsky5": "it rescales its own positions (rope_scale_factor) and is a video model; needs its own adapter",
-    "Kandinsky5Image": "it rescales its own positions (rope_scale_factor) with a video-style 3-D patch; needs its "
-                       "own adapter",
+    # Wan variants of newer hosts with their own position logic, not verified with the pack yet.
+    "WAN21_CausalAR": "Wan causal autoregressive rollout (per-chunk frame offsets and KV cache) is not verified yet",
+    "WAN21_FlowRVS": "this Wan variant is not verified with the pack yet",
+    "WAN21_SCAIL": "this Wan variant (own pose/reference rope streams) is not verified with the pack yet",
+    "WAN21_SCAIL2": "this Wan variant (own pose/reference rope streams) is not verified with the pack yet",
+    "WAN22_WanDancer": "WanDancer rescales its time axis by fps and adds a music rope; not verified yet",
+    "HunyuanVideo15_SR_Distilled": "the HunyuanVideo 1.5 super-resolution model upsamples a low-resolution video "
+    "to its own trained 1080p; it is not verified with the pack",
+    "Kandinsky5": "Kandinsky 5 already interpolates its own video positions (rope_scale_factor, 3.16 for the "
+    "Pro model at high resolution) inside rope_encode_3d; DyPE on top of that has no adapter yet",
+    "Kandinsky5Image": "Kandinsky 5 already interpolates its own positions (rope_scale_factor) inside "
+    "rope_encode_3d; DyPE on top of that has no adapter yet",
 }
 
 
@@ -65,5 +78,5 @@ def detect_family(base_model) -> FamilyAdapter:
     raise UnsupportedModelError(
         f"DyPE/SEGA cannot patch this model: {class_name} (model config {config_name}){why}. "
         f"Supported families: {supported_families_text()}. Models without RoPE (SD1.x/SDXL UNets, SD3, AuraFlow, "
-        f"PixArt) have nothing to extrapolate; other RoPE DiTs (video models included) need their own adapter."
+        f"PixArt) have nothing to extrapolate; other RoPE DiTs need their own adapter."
     )

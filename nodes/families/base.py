@@ -32,7 +32,7 @@ class FamilyAdapter:
     spatial_axes: tuple[int, int]  # id columns holding (row, col); every other column is never scaled
     patch_size: int  # latent pixels per token along each spatial axis
     px_per_token: int  # image pixels per token (VAE factor * patch size)
-    default_base_px: int  # trained resolution (square side, pixels)
+    default_base_px: int  # trained resolution (pixels; the long side when default_base_hw is set)
     base_source: str  # where default_base_px comes from (README table)
     theta: float  # the family's RoPE base (the live embedder's value is what the patch uses)
     axes_dim: tuple[int, ...]  # per id column, channels (2 per pair), as the family ships it
@@ -41,9 +41,12 @@ class FamilyAdapter:
     config_classes: frozenset[str] | None = None  # type(model.model.model_config).__name__, when the class is shared
     accepts: Callable[[object], bool] | None = None  # extra test on the BaseModel (its params), when class is shared
     preview_shift: tuple[str, float] = ("exponential", 1.15)  # default sigma shift rule, for the schedule preview
-    default_base_hw: tuple[int, int] | None = None  # non-square trained size (rows, cols px); None: square
+    default_base_hw: tuple[int, int] | None = None  # non-square trained size (rows, cols px, landscape); None: square
     pixel_space: bool = False  # no VAE: the patch (read from the model, detection reads it from the weights) is
     #                            the image pixels per token
+    #: Other sizes the family was trained at, (rows, cols px) landscape: a ``base_resolution`` equal to one's long
+    #: side selects it exactly (Wan 14B: 832 -> 832x480); any other value keeps the default's aspect.
+    trained_sizes: tuple[tuple[int, int], ...] = ()
 
     def bound(self, base_model) -> FamilyAdapter:
         """This adapter with what only the loaded model knows (a pixel-space model's patch size)."""
@@ -69,12 +72,23 @@ class FamilyAdapter:
     def base_tokens(self, base_px: float) -> float:
         return base_px / self.px_per_token
 
-    def base_grid(self, base_px: float) -> tuple[float, float]:
-        """Trained tokens per spatial axis: a user setting (> 0, square) or the family default (maybe non-square)."""
-        if base_px > 0 or self.default_base_hw is None:
-            side = self.base_tokens(base_px if base_px > 0 else self.default_base_px)
-            return side, side
-        rows, cols = self.default_base_hw
+    def trained_size(self, base_px: float) -> tuple[float, float]:
+        """The trained (short, long) side in pixels. ``base_px`` > 0 is the user's long side (the node's
+        ``base_resolution``); the short side is then a listed trained size's or follows the default's aspect."""
+        short, long = sorted(self.default_base_hw or (self.default_base_px, self.default_base_px))
+        if base_px <= 0:
+            return float(short), float(long)
+        for size in self.trained_sizes:
+            if max(size) == base_px:
+                return float(min(size)), float(base_px)
+        return short * base_px / long, float(base_px)
+
+    def base_grid(self, base_px: float, grid: tuple[int, int] | None = None) -> tuple[float, float]:
+        """Trained tokens per spatial axis (rows, cols), oriented like the generated ``grid``: non-square families
+        were trained in both orientations (Wan: 832x480 and 480x832), so a portrait latent is compared with the
+        portrait trained size. Square families (every image family) are unaffected."""
+        short, long = self.trained_size(base_px)
+        rows, cols = (long, short) if grid is not None and grid[0] > grid[1] else (short, long)
         return self.base_tokens(rows), self.base_tokens(cols)
 
     def spatial_axis_dim(self) -> int:
