@@ -24,7 +24,7 @@ class SEGAAttention(io.ComfyNode):
                 "trained size the model is unchanged."
             ),
             inputs=[
-                io.Model.Input("model", tooltip="A Flux.1 or Qwen-Image model, patched by DyPE or not."),
+                io.Model.Input("model", tooltip="A model of a supported RoPE family (image or video), patched by DyPE or not."),
                 io.Float.Input("kappa", default=0.08, min=0.0, max=1.0, step=0.005,
                                tooltip="κ in m_ref = s^κ: the mean attention temperature per axis at scale s."),
                 io.Float.Input("alpha", default=0.15, min=0.0, max=MAX_ALPHA, step=0.01,
@@ -42,8 +42,9 @@ class SEGAAttention(io.ComfyNode):
                                tooltip="Lower bound for every per-pair scale, at every step (the port's min_mscale, "
                                "1.0). 0 = off: the scales then average exactly to m_ref."),
                 io.Int.Input("base_resolution", default=0, min=0, max=16384, step=16,
-                             tooltip="Trained resolution in pixels; 0 = family default. A DyPE node's non-zero "
-                             "setting takes precedence, whatever the node order."),
+                             tooltip="Trained resolution in pixels (the long side for non-square video families, as in "
+                             "DyPE Patch Model); 0 = family default. A DyPE node's non-zero setting takes precedence, "
+                             "whatever the node order."),
                 # Added after the first release: optional and last, so saved workflows and API prompts keep working.
                 io.Combo.Input("allocation", options=list(ALLOCATIONS), default="rank", optional=True,
                                tooltip="Which band energy each RoPE pair reads. rank: pairs spread over the bands "
