@@ -5,6 +5,8 @@ model was built with (model detection sets 256 for Z-Image, 10000 for Lumina 2).
 has its own class and patches RGB pixels directly (the patch is read from the model). Newer hosts call the embedder
 once per segment (caption, image, references) with batch-1 ids: every call gets the same per-call schedule."""
 
+from dataclasses import replace
+
 from .base import FamilyAdapter
 
 
@@ -45,19 +47,14 @@ LUMINA2 = FamilyAdapter(
     preview_shift=("linear", 6.0),
 )
 
-Z_IMAGE_PIXEL = FamilyAdapter(
+# Z-Image's RoPE on RGB pixels: same axes and caption layout, its own class, the patch read from the model.
+Z_IMAGE_PIXEL = replace(
+    Z_IMAGE,
     name="z_image_pixel",
     display_name="Z-Image pixel space",
     model_base_classes=frozenset({"ZImagePixelSpace"}),
-    embedder_attr="diffusion_model.rope_embedder",
-    spatial_axes=(1, 2),
+    accepts=None,
     patch_size=16,  # replaced by the model's own (bound())
-    px_per_token=16,
-    default_base_px=1024,
     base_source="as Z-Image, 1024 (INFERRED)",
-    theta=256.0,
-    axes_dim=(32, 48, 48),
-    text="caption sequential on its own axis 0 (never scaled), 0 on rows/cols",
-    preview_shift=("linear", 3.0),
     pixel_space=True,
 )
