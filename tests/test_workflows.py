@@ -14,12 +14,13 @@ import json
 from pathlib import Path
 
 import pytest
-from headless import make_workflows, registry, runner, uicheck
+from headless import make_workflows, registry, runner, uicheck, video_workflows
 from headless.convert import ui_to_api
 
 WORKFLOWS = sorted(runner.WORKFLOWS_DIR.glob("*.json"))
 SHIPPED = {make_workflows.FLUX_DEV_4096, make_workflows.FLUX_KREA_SEGA, make_workflows.FLUX_KREA_4096,
-           make_workflows.QWEN_4096, make_workflows.FLUX_DEV_UHD}
+           make_workflows.QWEN_4096, make_workflows.FLUX_DEV_UHD} | set(video_workflows.NAMES)
+IMAGE_WORKFLOWS = [p for p in WORKFLOWS if p.name not in video_workflows.NAMES]  # video: test_video_workflows
 LOADER_FILE_INPUTS = {"UNETLoader": ["unet_name"], "DualCLIPLoader": ["clip_name1", "clip_name2"],
                       "CLIPLoader": ["clip_name"], "VAELoader": ["vae_name"]}
 ids = [p.name for p in WORKFLOWS]
@@ -72,8 +73,9 @@ def test_workflow_parses_and_documents_itself(path: Path):
     ours = [n for n in wf["nodes"] if n["type"] in runner.OUR_NODES]
     assert ours and all(n["properties"]["cnr_id"] == "comfyui-dype-sega" for n in ours)
     assert all(n["properties"]["Node name for S&R"] == n["type"] for n in wf["nodes"] if n["type"] != "MarkdownNote")
-    assert {n["type"] for n in wf["nodes"]} >= {"UNETLoader", "VAELoader", "CLIPTextEncode", "EmptySD3LatentImage",
-                                                "KSampler", "VAEDecodeTiled", "SaveImage"}
+    video = path.name in video_workflows.NAMES
+    assert {n["type"] for n in wf["nodes"]} >= {"UNETLoader", "VAELoader", "CLIPTextEncode", "VAEDecodeTiled"} | (
+        {"EmptyHunyuanLatentVideo", "SaveWEBM"} if video else {"EmptySD3LatentImage", "KSampler", "SaveImage"})
     assert "ModelSamplingFlux" not in {n["type"] for n in wf["nodes"]}
     for node in wf["nodes"]:  # every model file the graph names is listed in its note, with its folder
         for slot in LOADER_FILE_INPUTS.get(node["type"], []):
@@ -95,10 +97,11 @@ def test_api_prompt_passes_comfyui_validation(path: Path, object_info, our_nodes
     prompt = ui_to_api(runner.load_workflow(path), object_info)
     result = runner.validate(prompt)
     assert result.ok, (result.error, result.node_errors)
-    assert [prompt[i]["class_type"] for i in result.outputs] == ["SaveImage"]
+    video = path.name in video_workflows.NAMES
+    assert [prompt[i]["class_type"] for i in result.outputs] == ["SaveWEBM" if video else "SaveImage"]
 
 
-@pytest.mark.parametrize("path", WORKFLOWS, ids=ids)
+@pytest.mark.parametrize("path", IMAGE_WORKFLOWS, ids=[p.name for p in IMAGE_WORKFLOWS])
 def test_runs_end_to_end_on_tiny_models(path: Path, tmp_path: Path, our_nodes):
     result, plan = runner.run_workflow_tiny(path, tmp_path)
     assert result.success, result.error()

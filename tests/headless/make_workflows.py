@@ -303,7 +303,16 @@ def build_all() -> dict[str, dict[str, Any]]:
         FLUX_DEV_UHD: flux(
             FLUX_DEV_UHD, "flux1-dev.safetensors", sega=False, width=3840, height=2160, guidance=3.5,
             prompt=PROMPT_WIDE, seed=2024, slug="flux1-dev_3840x2160"),
-    }
+    } | _video_workflows().build_video()
+
+
+def _video_workflows():
+    """tests/headless/video_workflows.py (Wan), which builds on this module."""
+    try:
+        from . import video_workflows
+    except ImportError:  # run as a script
+        from headless import video_workflows
+    return video_workflows
 
 
 def render(workflow: dict[str, Any]) -> str:
@@ -321,8 +330,9 @@ def thumbnail(workflow: dict[str, Any], title: str):
     rope = host.pack_submodule("rope")
     spectral = host.pack_submodule("spectral")
     by_type = {n["type"]: n["widgets_values"] for n in workflow["nodes"]}
-    family = "qwen_image" if "CLIPLoader" in by_type else "flux"
-    width, height, _ = by_type["EmptySD3LatentImage"]
+    video = _video_workflows().preview_fields(workflow)
+    family = video[0] if video else "qwen_image" if "CLIPLoader" in by_type else "flux"
+    width, height = video[1:3] if video else by_type["EmptySD3LatentImage"][:2]
     dype = by_type.get("DyPESEGA_PatchModel")
     sega = by_type.get("DyPESEGA_SEGAAttention")
     schedule = rope.PositionSchedule()
@@ -338,8 +348,9 @@ def thumbnail(workflow: dict[str, Any], title: str):
                                          allocation=allocation, m_ref=m_ref)
     base_px = (dype or sega)[4 if dype else 7]
     request = preview.PreviewRequest(
-        family=family, width=width, height=height, steps=by_type["KSampler"][2],
-        shift=by_type.get("ModelSamplingAuraFlow", [None])[0], schedule=schedule, base_px=base_px,
+        family=family, width=width, height=height, steps=video[3] if video else by_type["KSampler"][2],
+        shift=video[4] if video else by_type.get("ModelSamplingAuraFlow", [None])[0], schedule=schedule,
+        base_px=base_px,
         sega=sega is not None, sega_settings=settings, sega_alone=sega is not None and dype is None)
     chart = preview.render(request)
     side, pad = 768, 12

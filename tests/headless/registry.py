@@ -22,9 +22,18 @@ OUR_NODE = "DyPESEGA_PatchModel"
 # The model files the shipped workflows name, by ComfyUI model folder (what users download).
 MODEL_FILES: dict[str, tuple[str, ...]] = {
     "diffusion_models": ("flux1-dev.safetensors", "flux1-krea-dev_fp8_scaled.safetensors",
-                         "qwen_image_fp8_e4m3fn.safetensors"),
-    "text_encoders": ("clip_l.safetensors", "t5xxl_fp16.safetensors", "qwen_2.5_vl_7b_fp8_scaled.safetensors"),
-    "vae": ("ae.safetensors", "qwen_image_vae.safetensors"),
+                         "qwen_image_fp8_e4m3fn.safetensors", "wan2.1_t2v_1.3B_fp16.safetensors",
+                         "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors",
+                         "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors"),
+    "text_encoders": ("clip_l.safetensors", "t5xxl_fp16.safetensors", "qwen_2.5_vl_7b_fp8_scaled.safetensors",
+                      "umt5_xxl_fp8_e4m3fn_scaled.safetensors"),
+    "vae": ("ae.safetensors", "qwen_image_vae.safetensors", "wan_2.1_vae.safetensors"),
+}
+# The pack's family adapter (nodes/families) of each diffusion model file the workflows load.
+MODEL_FAMILY: dict[str, str] = {
+    "wan2.1_t2v_1.3B_fp16.safetensors": "wan21_1_3b",
+    "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors": "wan_14b",
+    "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors": "wan_14b",
 }
 
 

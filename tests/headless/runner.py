@@ -65,6 +65,8 @@ class TinyPlan:
 def make_tiny(prompt: dict[str, dict[str, Any]], *, side: int = 256, steps: int = 2,
               base_px: int | None = None) -> tuple[dict[str, dict[str, Any]], TinyPlan]:
     """A copy of ``prompt`` on tiny stand-ins with the long side ``side`` px; ``base_px`` overrides our nodes'."""
+    if is_video(prompt):
+        return make_tiny_video(prompt, side=side, steps=steps, base_px=base_px)
     tiny = copy.deepcopy(prompt)
     family = family_of(prompt)
     latents = [n for n in tiny.values() if n["class_type"] == "EmptySD3LatentImage"]
@@ -90,6 +92,77 @@ def make_tiny(prompt: dict[str, dict[str, Any]], *, side: int = 256, steps: int 
         elif kind == "SaveImage":
             tiny[f"{node_id}_stats"] = {"class_type": STATS_NODE, "inputs": {"images": inputs["images"]},
                                         "_meta": {"title": "tiny image stats"}}
+    return tiny, plan
+
+
+# --- video workflows (Wan): EmptyHunyuanLatentVideo, KSamplerAdvanced step windows, Save WEBM ---------------------
+
+VIDEO_LATENT = "EmptyHunyuanLatentVideo"
+TINY_VIDEO_LOADERS = {"UNETLoader": "DyPESEGATest_TinyVideoModelLoader",
+                      "CLIPLoader": "DyPESEGATest_TinyVideoCLIPLoader", "VAELoader": "DyPESEGATest_TinyVideoVAELoader"}
+
+
+def is_video(prompt: dict[str, dict[str, Any]]) -> bool:
+    return any(n["class_type"] == VIDEO_LATENT for n in prompt.values())
+
+
+def model_family_of(prompt: dict[str, dict[str, Any]]) -> str:
+    """The pack adapter of the diffusion model files the prompt loads (registry.MODEL_FAMILY); a pair of models
+    (Wan 2.2 high + low noise) must be one family."""
+    files = {n["inputs"].get("unet_name") for n in prompt.values() if n["class_type"] == "UNETLoader"}
+    families = {registry.MODEL_FAMILY[f] for f in files if f in registry.MODEL_FAMILY}
+    if len(families) != 1:
+        raise ValueError(f"cannot tell the model family from diffusion model files {files}")
+    return families.pop()
+
+
+@dataclass
+class TinyVideoPlan(TinyPlan):
+    frames: list[int] = field(default_factory=list)  # pixel frames per latent node
+    step_windows: dict[str, tuple[int, int]] = field(default_factory=dict)  # KSamplerAdvanced id -> (start, end)
+
+
+def make_tiny_video(prompt: dict[str, dict[str, Any]], *, side: int = 256, steps: int = 2, frames: int = 5,
+                    base_px: int | None = None) -> tuple[dict[str, dict[str, Any]], TinyVideoPlan]:
+    """``make_tiny`` for a video graph: ``frames`` pixel frames (5: two latent frames of Wan's 4x temporal VAE),
+    each KSamplerAdvanced's step window cut in proportion (Wan 2.2's high/low split stays a split), every UNETLoader
+    its own seed (the pair is two models), a stats node on the frames Save WEBM receives."""
+    import host
+
+    tiny = copy.deepcopy(prompt)
+    family = model_family_of(prompt)
+    latents = [n for n in tiny.values() if n["class_type"] == VIDEO_LATENT]
+    scale = side / max(max(n["inputs"]["width"], n["inputs"]["height"]) for n in latents)
+    plan = TinyVideoPlan(family, scale)
+    default_base_px = host.pack_submodule("nodes.families").find_adapter(family).default_base_px
+    loaders = 0
+    for node_id, node in list(tiny.items()):
+        inputs, kind = node["inputs"], node["class_type"]
+        if kind in TINY_VIDEO_LOADERS:
+            node["class_type"], node["inputs"] = TINY_VIDEO_LOADERS[kind], {"family": family, "seed": loaders}
+            loaders += kind == "UNETLoader"
+        elif kind == VIDEO_LATENT:
+            inputs["width"], inputs["height"] = _round16(inputs["width"] * scale), _round16(inputs["height"] * scale)
+            inputs["length"] = frames
+            plan.latent_px.append((inputs["width"], inputs["height"]))
+            plan.frames.append(frames)
+        elif kind in OUR_NODES:
+            real = inputs.get("base_resolution") or default_base_px
+            inputs["base_resolution"] = base_px if base_px is not None else _round16(real * scale)
+            plan.base_px[node_id] = inputs["base_resolution"]
+        elif kind == "KSampler":
+            inputs["steps"] = steps
+        elif kind == "KSamplerAdvanced":
+            real = inputs["steps"]
+            start = round(inputs["start_at_step"] * steps / real)
+            end = steps if inputs["end_at_step"] >= real else round(inputs["end_at_step"] * steps / real)
+            inputs["steps"], inputs["start_at_step"], inputs["end_at_step"] = steps, start, end
+            plan.step_windows[node_id] = (start, end)
+        elif kind == "VAEDecodeTiled":  # one tile: the 3-D VAE decodes overlapping tiles slowly on a CPU
+            inputs["tile_size"], inputs["overlap"] = _round16(side) * 2, 64
+        elif kind == "SaveWEBM":
+            tiny[f"{node_id}_stats"] = {"class_type": STATS_NODE, "inputs": {"images": inputs["images"]},
+                                        "_meta": {"title": "tiny frame stats"}}
     return tiny, plan
 
 

@@ -130,6 +130,7 @@ class TinyImageStats:
         stats = {"shape": list(images.shape), "finite": bool(torch.isfinite(images).all()),
                  "min": float(images.min()), "max": float(images.max()), "mean": float(images.mean()),
                  "std": float(images.std()),
+                 "frame_std_min": float(images.flatten(1).std(dim=1).min()),  # a video: no flat frame
                  "sha1": hashlib.sha1(images.float().contiguous().numpy().tobytes()).hexdigest()}
         return {"ui": {"tiny_stats": [stats]}}
 
@@ -152,3 +153,7 @@ NODE_CLASS_MAPPINGS = {
     "DyPESEGATest_TinyImageStats": TinyImageStats,
     "DyPESEGATest_TinyLatentStats": TinyLatentStats,
 }
+
+from .video import NODE_CLASS_MAPPINGS as _VIDEO_NODES  # noqa: E402  (its loaders reuse the classes above)
+
+NODE_CLASS_MAPPINGS.update(_VIDEO_NODES)
