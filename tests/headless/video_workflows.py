@@ -94,7 +94,8 @@ def _output(g: Graph, samples: int, vae: int, prefix: str) -> None:
 
 
 def _note(g: Graph, text: str) -> None:
-    g.add("MarkdownNote", (0, 0), (NOTE_W, note_height(text)), [text])
+    # note_height's estimate plus two lines: these notes have more short bullets that wrap on newer frontends
+    g.add("MarkdownNote", (0, 0), (NOTE_W, note_height(text) + 32), [text])
 
 
 def wan21(name: str) -> dict[str, Any]:
@@ -116,9 +117,9 @@ def wan22(name: str) -> dict[str, Any]:
     high = _model_chain(g, "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors", 0, shift=5.0)
     low = _model_chain(g, "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors", 460, shift=5.0)
     pos, neg, latent, vae = _text_and_latent(g, PROMPT_HARBOUR, 1920, 1088, 33)
-    first = g.add("KSamplerAdvanced", (SAMPLERS, 0), (300, 330),
+    first = g.add("KSamplerAdvanced", (SAMPLERS, 0), (300, 334),
                   ["enable", 42, "fixed", 20, 3.5, "euler", "simple", 0, 10, "enable"])
-    second = g.add("KSamplerAdvanced", (SAMPLERS, 380), (300, 330),
+    second = g.add("KSamplerAdvanced", (SAMPLERS, 384), (300, 334),
                    ["disable", 0, "fixed", 20, 3.5, "euler", "simple", 10, 10000, "disable"])
     for ks, model, start in ((first, high, latent), (second, low, first)):
         for src, dst in ((model, "model"), (pos, "positive"), (neg, "negative"), (start, "latent_image")):
@@ -158,7 +159,7 @@ _OOM = ("**Out of memory?** In this order: VAE Decode (Tiled) tile_size **256**,
 
 NOTES: dict[str, str] = {
     WAN21_720P: f"""\
-# Wan 2.1 T2V 1.3B · 1280×720 · 33 frames · DyPE
+# Wan 2.1 T2V 1.3B · 1280×720 · DyPE
 
 **The DyPE paper's video setting**: Wan 2.1 at 1280×720, 33 frames, where Dy-YaRN beat plain Wan 2.1 across \
 VBench categories and, unlike static YaRN, improved Imaging Quality. The 1.3B model is trained at 832×480, so \
@@ -185,9 +186,9 @@ own 832×480×81.
 {_OOM}
 """,
     WAN22_1088P: f"""\
-# Wan 2.2 T2V A14B · 1920×1088 · 33 frames · DyPE
+# Wan 2.2 T2V A14B · 1920×1088 · DyPE
 
-Wan 2.2's 14B pair is trained at 1280×720 (and 832×480); 1920×1088 is 1.5× per side, beyond its trained size.
+1920×1088, 33 frames (2 s at 16 fps). Wan 2.2's 14B pair is trained at 1280×720 (and 832×480), so this is 1.5× per side.
 
 **Model files** (as in ComfyUI's Wan 2.2 14B text-to-video template, Comfy-Org/Wan_2.2_ComfyUI_Repackaged):
 - diffusion_models: **wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors** and \
