@@ -140,6 +140,13 @@ def _colour(value: float) -> tuple[int, int, int]:
     return stops[-1][1]
 
 
+def key_range(values: torch.Tensor) -> tuple[float, float]:
+    """(low, high) of a colour key labelled to 3 decimals. A spread the labels cannot show (Wan at 1920x1088: YaRN
+    temperatures 1.0412 and 1.0405 for s = 1.51 and 1.50) gets one colour, not the two ends of the ramp."""
+    low, high = float(values.min()), float(values.max())
+    return (high, high) if f"{low:.3f}" == f"{high:.3f}" else (low, high)
+
+
 def render(request: PreviewRequest):
     """The preview as a PIL image: two heat maps per axis (compression, temperature), each row with its colour key."""
     from PIL import Image, ImageDraw, ImageFont
@@ -171,8 +178,7 @@ def render(request: PreviewRequest):
                   f"{settings.floor:g}, kappa {settings.kappa:g}, alpha {settings.alpha:g}, beta {settings.beta:g}",
                   fill=(60, 60, 60), font=font)
     ratio_max = max(float(torch.log2(a["ratio"]).max()) for a in curves["axes"].values()) or 1.0
-    temps = torch.cat([a["temperature"].reshape(-1) for a in curves["axes"].values()])
-    t_lo, t_hi = float(temps.min()), float(temps.max())
+    t_lo, t_hi = key_range(torch.cat([a["temperature"].reshape(-1) for a in curves["axes"].values()]))
     for row, (hi_label, lo_label, what) in enumerate((
         (f"x{2 ** ratio_max:.1f}", "x1", "compressed"),
         (f"{t_hi:.3f}", f"{t_lo:.3f}", "temperature"),

@@ -63,6 +63,18 @@ def test_preview_draws_sega_alone_and_after_dype(preview):
     assert not torch.allclose(alone["axes"]["rows"]["temperature"], after["axes"]["rows"]["temperature"])
 
 
+def test_temperatures_the_key_cannot_tell_apart_get_one_colour(preview):
+    # Wan 14B at 1920x1088: s = 1.51 and 1.50, YaRN temperatures 1.0412 and 1.0405, both labelled 1.041.
+    request = preview.PreviewRequest(family="wan_14b", width=1920, height=1088, steps=4, sega=False)
+    temps = torch.cat([a["temperature"].reshape(-1) for a in preview.schedule_curves(request)["axes"].values()])
+    assert temps.min() < temps.max()
+    low, high = preview.key_range(temps)
+    assert low == high == float(temps.max())
+    uhd = preview.PreviewRequest(width=3840, height=2160, steps=4, sega=False)  # Flux: 1.075 and 1.132
+    temps = torch.cat([a["temperature"].reshape(-1) for a in preview.schedule_curves(uhd)["axes"].values()])
+    assert preview.key_range(temps) == (float(temps.min()), float(temps.max()))
+
+
 def test_below_base_is_flat(preview):
     curves = preview.schedule_curves(preview.PreviewRequest(width=1024, height=768, steps=3))
     for axis in curves["axes"].values():
