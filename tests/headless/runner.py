@@ -3,7 +3,8 @@
 Shared by tests/test_workflows.py and scripts/demo.py. The tiny run keeps every stock node between the loaders and
 SaveImage and our nodes as they are; it swaps the three loaders for tiny_pack, scales the latent and our nodes'
 ``base_resolution`` by the same factor (so DyPE/SEGA see the real ratio of target to trained size, e.g. 4×), cuts
-the steps, and adds an image-stats output node next to every SaveImage.
+the steps, and adds an image-stats output node next to every SaveImage. Video graphs (EmptyHunyuanLatentVideo:
+the Wan examples) go through ``make_tiny_video``: a few frames, KSamplerAdvanced step windows cut in proportion.
 """
 
 from __future__ import annotations
@@ -135,12 +136,13 @@ def make_tiny_video(prompt: dict[str, dict[str, Any]], *, side: int = 256, steps
     scale = side / max(max(n["inputs"]["width"], n["inputs"]["height"]) for n in latents)
     plan = TinyVideoPlan(family, scale)
     default_base_px = host.pack_submodule("nodes.families").find_adapter(family).default_base_px
-    loaders = 0
+    unets = 0
     for node_id, node in list(tiny.items()):
         inputs, kind = node["inputs"], node["class_type"]
         if kind in TINY_VIDEO_LOADERS:
-            node["class_type"], node["inputs"] = TINY_VIDEO_LOADERS[kind], {"family": family, "seed": loaders}
-            loaders += kind == "UNETLoader"
+            seed = unets if kind == "UNETLoader" else 0
+            unets += kind == "UNETLoader"
+            node["class_type"], node["inputs"] = TINY_VIDEO_LOADERS[kind], {"family": family, "seed": seed}
         elif kind == VIDEO_LATENT:
             inputs["width"], inputs["height"] = _round16(inputs["width"] * scale), _round16(inputs["height"] * scale)
             inputs["length"] = frames

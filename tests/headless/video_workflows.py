@@ -13,6 +13,8 @@ from typing import Any
 from .make_workflows import DYPE_DEFAULTS, MODEL_URLS, SHAPES, Graph, note_height
 
 _CORE = {"cnr_id": "comfy-core", "ver": "0.3.75"}
+# The video graphs' node shapes and download links join make_workflows' tables here, so image and video builders
+# change separately; build_all imports this module before any video graph is built.
 SHAPES.update({
     "ModelSamplingSD3": ([("model", "MODEL")], [("shift", "FLOAT")], [("MODEL", "MODEL")], _CORE),
     "EmptyHunyuanLatentVideo": ([], [("width", "INT"), ("height", "INT"), ("length", "INT"), ("batch_size", "INT")],
