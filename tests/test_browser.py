@@ -80,9 +80,23 @@ def test_template_browser_shows_our_thumbnails_and_names(page):
     page.locator(DIALOG).first.get_by_text("comfyui-dype-sega", exact=True).first.click()
     cards = f"""() => Array.from(document.querySelector('{DIALOG}').querySelectorAll('img'))
         .filter(i => i.complete && i.naturalWidth > 0).map(i => [i.alt, i.naturalWidth, i.naturalHeight])"""
-    page.wait_for_function(f"() => ({cards})().length >= {len(WORKFLOWS)}", timeout=30_000)
+    page.wait_for_function(f"() => ({cards})().length >= {min(len(WORKFLOWS), 4)}", timeout=30_000)
     page.screenshot(path=ARTIFACTS / "template browser.png")
-    assert sorted(page.evaluate(cards)) == sorted([p.stem, 768, 768] for p in WORKFLOWS)
+    # The grid renders the cards in view (1.32: two rows of four): scroll through it, collecting each card once.
+    scroll = f"""() => {{
+        const box = Array.from(document.querySelector('{DIALOG}').querySelectorAll('*')).find(e =>
+            e.scrollHeight > e.clientHeight + 8 && /auto|scroll/.test(getComputedStyle(e).overflowY));
+        if (!box) return false;
+        const before = box.scrollTop; box.scrollTop += box.clientHeight * 0.7; return box.scrollTop > before;
+    }}"""
+    seen: dict[str, list] = {}
+    for _ in range(4 * len(WORKFLOWS)):
+        seen.update({alt: [alt, w, h] for alt, w, h in page.evaluate(cards)})
+        if len(seen) >= len(WORKFLOWS):
+            break
+        moved = page.evaluate(scroll)
+        page.wait_for_timeout(400 if moved else 1000)  # thumbnails of the cards scrolled in are fetched
+    assert sorted(seen.values()) == sorted([p.stem, 768, 768] for p in WORKFLOWS)
     text = page.locator(DIALOG).first.inner_text()
     assert all(p.stem in text or p.stem.replace("-", " ") in text for p in WORKFLOWS), text
     page.evaluate(f"""() => {{  // the dialog's close button: the top-right one
@@ -131,6 +145,9 @@ _ON_SCREEN = """() => {
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=[p.name for p in WORKFLOWS])
 def test_workflow_opens_readable_and_round_trips(page, path: Path):
+    lacks = runner.host_lacks(runner.load_workflow(path))
+    if lacks:  # a newer host's model: its loader types and latent need that host (tested on that leg)
+        pytest.skip(f"{path.stem}: {lacks}")
     _open(page, path)
     page.screenshot(path=ARTIFACTS / f"{path.stem}.png")
     assert _visible_dialogs(page) == [], "a dialog opened with the workflow (missing nodes or models?)"

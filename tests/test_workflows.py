@@ -19,10 +19,13 @@ from headless.convert import ui_to_api
 
 WORKFLOWS = sorted(runner.WORKFLOWS_DIR.glob("*.json"))
 SHIPPED = {make_workflows.FLUX_DEV_4096, make_workflows.FLUX_KREA_SEGA, make_workflows.FLUX_KREA_4096,
-           make_workflows.QWEN_4096, make_workflows.FLUX_DEV_UHD} | set(video_workflows.NAMES)
+           make_workflows.QWEN_4096, make_workflows.FLUX_DEV_UHD,
+           *(spec.file for spec in make_workflows.SPECS), *video_workflows.NAMES}
 IMAGE_WORKFLOWS = [p for p in WORKFLOWS if p.name not in video_workflows.NAMES]  # video: test_video_workflows
 LOADER_FILE_INPUTS = {"UNETLoader": ["unet_name"], "DualCLIPLoader": ["clip_name1", "clip_name2"],
-                      "CLIPLoader": ["clip_name"], "VAELoader": ["vae_name"]}
+                      "CLIPLoader": ["clip_name"], "QuadrupleCLIPLoader": [f"clip_name{i}" for i in range(1, 5)],
+                      "VAELoader": ["vae_name"]}
+PIXEL_SPACE = "pixel_space"  # VAELoader's built-in entry for pixel-space models: no file
 ids = [p.name for p in WORKFLOWS]
 
 
@@ -49,6 +52,16 @@ def our_nodes(comfy, object_info) -> None:
     pytest.skip(reason)
 
 
+@pytest.fixture
+def this_host_has_it(request, comfy) -> None:
+    """Skip a workflow whose model (or its text encoder) this ComfyUI does not have, with the reason; a workflow
+    the generator marks as for newer hosts must be skipped for a reason, never silently run or fail."""
+    path = request.getfixturevalue("path")
+    reason = runner.host_lacks(runner.load_workflow(path))
+    if reason:
+        pytest.skip(f"{path.stem}: {reason}")
+
+
 def _bypass_ours(wf: dict) -> dict:
     wf = copy.deepcopy(wf)
     for node in wf["nodes"]:
@@ -64,6 +77,18 @@ def test_all_examples_are_shipped_and_generated():
         assert committed == make_workflows.render(workflow), f"{name} is stale: run tests/headless/make_workflows.py"
 
 
+def test_each_workflow_has_a_pack_family_and_only_newer_host_ones_skip(comfy):
+    # The family comes from the model file (registry.MODEL_FAMILY): it must name a pack adapter, and a workflow the
+    # generator does not mark as for newer hosts must run on every host (never skip by accident).
+    newer = {spec.file for spec in make_workflows.SPECS if spec.newer_host}
+    for path in WORKFLOWS:
+        wf = runner.load_workflow(path)
+        (unet,) = [n["widgets_values"][0] for n in wf["nodes"] if n["type"] == "UNETLoader"]
+        assert runner.adapter(registry.MODEL_FAMILY[unet]).name == registry.MODEL_FAMILY[unet]
+        lacks = runner.host_lacks(wf)
+        assert not lacks or path.name in newer, f"{path.name} would be skipped on this host: {lacks}"
+
+
 @pytest.mark.parametrize("path", WORKFLOWS, ids=ids)
 def test_workflow_parses_and_documents_itself(path: Path):
     wf = json.loads(path.read_text(encoding="utf-8"))
@@ -73,27 +98,34 @@ def test_workflow_parses_and_documents_itself(path: Path):
     ours = [n for n in wf["nodes"] if n["type"] in runner.OUR_NODES]
     assert ours and all(n["properties"]["cnr_id"] == "comfyui-dype-sega" for n in ours)
     assert all(n["properties"]["Node name for S&R"] == n["type"] for n in wf["nodes"] if n["type"] != "MarkdownNote")
+    types = {n["type"] for n in wf["nodes"]}
     video = path.name in video_workflows.NAMES
-    assert {n["type"] for n in wf["nodes"]} >= {"UNETLoader", "VAELoader", "CLIPTextEncode", "VAEDecodeTiled"} | (
-        {"EmptyHunyuanLatentVideo", "SaveWEBM"} if video else {"EmptySD3LatentImage", "KSampler", "SaveImage"})
+    assert types >= {"UNETLoader", "VAELoader", "CLIPTextEncode"} | (
+        {"EmptyHunyuanLatentVideo", "SaveWEBM"} if video else {"KSampler", "SaveImage"})
+    if not video:
+        assert len(types & set(make_workflows.LATENT_NODES)) == 1
+    pixel_space = _node(wf, "VAELoader")["widgets_values"][0] == PIXEL_SPACE
+    assert ("VAEDecode" if pixel_space else "VAEDecodeTiled") in types  # tiled wherever there is a VAE to tile
     assert "ModelSamplingFlux" not in {n["type"] for n in wf["nodes"]}
     for node in wf["nodes"]:  # every model file the graph names is listed in its note, with its folder
         for slot in LOADER_FILE_INPUTS.get(node["type"], []):
             value = node["widgets_values"][[s["name"] for s in node["inputs"]].index(slot)]
             assert value in notes[0], f"{value} not explained in the note"
+            if value == PIXEL_SPACE:
+                continue
             links = {m["name"]: m["directory"] for m in node["properties"]["models"]}
             assert value in registry.MODEL_FILES[links[value]], f"{value}: download folder {links[value]}"
     assert "estimate" in notes[0] and "24 GB" in notes[0] and "80 GB" in notes[0]
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=ids)
-def test_ui_graph_matches_live_registry(path: Path, object_info, our_nodes):
+def test_ui_graph_matches_live_registry(path: Path, object_info, our_nodes, this_host_has_it):
     wf = runner.load_workflow(path)
     assert uicheck.check_workflow(wf, object_info, registry.VIRTUAL_NODES) == []
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=ids)
-def test_api_prompt_passes_comfyui_validation(path: Path, object_info, our_nodes):
+def test_api_prompt_passes_comfyui_validation(path: Path, object_info, our_nodes, this_host_has_it):
     prompt = ui_to_api(runner.load_workflow(path), object_info)
     result = runner.validate(prompt)
     assert result.ok, (result.error, result.node_errors)
@@ -102,7 +134,7 @@ def test_api_prompt_passes_comfyui_validation(path: Path, object_info, our_nodes
 
 
 @pytest.mark.parametrize("path", IMAGE_WORKFLOWS, ids=[p.name for p in IMAGE_WORKFLOWS])
-def test_runs_end_to_end_on_tiny_models(path: Path, tmp_path: Path, our_nodes):
+def test_runs_end_to_end_on_tiny_models(path: Path, tmp_path: Path, our_nodes, this_host_has_it):
     result, plan = runner.run_workflow_tiny(path, tmp_path)
     assert result.success, result.error()
     assert len(result.images) == 1 and result.images[0].is_file() and result.images[0].stat().st_size > 0

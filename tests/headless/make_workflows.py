@@ -8,22 +8,26 @@ tests/test_workflows.py checks every file against the live ComfyUI registry.
 File names are what a user reads in the template browser (it shows the file stem as the card title), so they are
 written for people. Model file names and download links are those of ComfyUI's official templates (PyPI
 ``comfyui-workflow-templates``: flux_dev_full_text_to_image, flux1_krea_dev, image_qwen_image), so a user who ran
-one of those already has the files.
+one of those already has the files. The other image families (Chroma, Flux.2, Z-Image, ...) are one
+``FamilyWorkflow`` each in image_families.py, built by ``family_workflow`` below.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
 try:
-    from .notes import NOTES
+    from .image_families import SPECS, FamilyWorkflow
+    from .notes import NOTES, family_note
 except ImportError:  # run as a script: python tests/headless/make_workflows.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from headless.notes import NOTES
+    from headless.image_families import SPECS, FamilyWorkflow
+    from headless.notes import NOTES, family_note
 
 WORKFLOWS_DIR = Path(__file__).resolve().parents[2] / "workflows"
 CORE = {"cnr_id": "comfy-core", "ver": "0.3.75"}
@@ -38,13 +42,18 @@ SHAPES: dict[str, Shape] = {
                             ("device", "COMBO")], [("CLIP", "CLIP")], CORE),
     "CLIPLoader": ([], [("clip_name", "COMBO"), ("type", "COMBO"), ("device", "COMBO")], [("CLIP", "CLIP")], CORE),
     "VAELoader": ([], [("vae_name", "COMBO")], [("VAE", "VAE")], CORE),
+    "QuadrupleCLIPLoader": ([], [(f"clip_name{i}", "COMBO") for i in range(1, 5)], [("CLIP", "CLIP")], CORE),
+    "T5TokenizerOptions": ([("clip", "CLIP")], [("min_padding", "INT"), ("min_length", "INT")], [("CLIP", "CLIP")],
+                           CORE),
     "ModelSamplingAuraFlow": ([("model", "MODEL")], [("shift", "FLOAT")], [("MODEL", "MODEL")], CORE),
+    "ModelSamplingSD3": ([("model", "MODEL")], [("shift", "FLOAT")], [("MODEL", "MODEL")], CORE),
     "CLIPTextEncode": ([("clip", "CLIP")], [("text", "STRING")], [("CONDITIONING", "CONDITIONING")], CORE),
     "FluxGuidance": ([("conditioning", "CONDITIONING")], [("guidance", "FLOAT")],
                      [("CONDITIONING", "CONDITIONING")], CORE),
     "ConditioningZeroOut": ([("conditioning", "CONDITIONING")], [], [("CONDITIONING", "CONDITIONING")], CORE),
-    "EmptySD3LatentImage": ([], [("width", "INT"), ("height", "INT"), ("batch_size", "INT")],
-                            [("LATENT", "LATENT")], CORE),
+    **{latent: ([], [("width", "INT"), ("height", "INT"), ("batch_size", "INT")], [("LATENT", "LATENT")], CORE)
+       for latent in ("EmptySD3LatentImage", "EmptyLatentImage", "EmptyFlux2LatentImage",
+                      "EmptyChromaRadianceLatentImage", "EmptyHunyuanImageLatent")},
     "KSampler": ([("model", "MODEL"), ("positive", "CONDITIONING"), ("negative", "CONDITIONING"),
                   ("latent_image", "LATENT")],
                  [("seed", "INT"), ("steps", "INT"), ("cfg", "FLOAT"), ("sampler_name", "COMBO"),
@@ -52,6 +61,7 @@ SHAPES: dict[str, Shape] = {
     "VAEDecodeTiled": ([("samples", "LATENT"), ("vae", "VAE")],
                        [("tile_size", "INT"), ("overlap", "INT"), ("temporal_size", "INT"),
                         ("temporal_overlap", "INT")], [("IMAGE", "IMAGE")], CORE),
+    "VAEDecode": ([("samples", "LATENT"), ("vae", "VAE")], [], [("IMAGE", "IMAGE")], CORE),
     "SaveImage": ([("images", "IMAGE")], [("filename_prefix", "STRING")], [], CORE),
     "DyPESEGA_PatchModel": ([("model", "MODEL")],
                             [("method", "COMBO"), ("dynamic", "BOOLEAN"), ("lambda_t", "FLOAT"),
@@ -89,6 +99,10 @@ MODEL_URLS: dict[str, tuple[str, str]] = {  # file -> (url, models/ subfolder)
         f"{_QWEN}/text_encoders/qwen_2.5_vl_7b_fp8_scaled.safetensors", "text_encoders"),
     "qwen_image_vae.safetensors": (f"{_QWEN}/vae/qwen_image_vae.safetensors", "vae"),
 }
+for _spec in SPECS:  # the other families' files: their templates' links (image_families.py)
+    for _f in _spec.files:
+        if MODEL_URLS.setdefault(_f.name, (_f.url, _f.folder))[1] != _f.folder:
+            raise ValueError(f"{_f.name}: two download folders")
 DYPE_DEFAULTS = ["yarn", True, 2.0, 2.0, 0, "multiply"]
 SEGA_DEFAULTS = [0.08, 0.15, 1.5, 0.0, 1.0, 1.5, 1.0, 0, "rank", "power"]  # the port's recipe
 
@@ -172,12 +186,15 @@ LOADERS, PROMPTS, SAMPLER, IMAGE = 500, 880, 1280, 1620  # column x; the model p
 
 
 def _tail(g: Graph, model: int, clip: int, vae: int, *, prompt: str, negative: str | None, width: int, height: int,
-          seed: int, steps: int, cfg: float, guidance: float | None, prefix: str) -> None:
-    """Prompts, latent, sampler, tiled decode and save: the part every example shares.
+          seed: int, steps: int, cfg: float, guidance: float | None, prefix: str, latent_node: str = "EmptySD3LatentImage",
+          sampler: str = "euler", scheduler: str = "simple", decode: str = "VAEDecodeTiled") -> None:
+    """Prompts, latent, sampler, decode and save: the part every example shares.
 
     ``negative=None`` is Flux's empty negative as ComfyUI's Flux templates build it: ConditioningZeroOut of the
     positive prompt (cfg 1 never evaluates it).
     """
+    if guidance is not None and negative is not None:
+        raise ValueError("FluxGuidance sits where a text negative would: give one or the other")
     pos = g.add("CLIPTextEncode", (PROMPTS, 0), (360, 200), [prompt])
     g.link(clip, 0, pos, "clip")
     if negative is None:
@@ -190,13 +207,16 @@ def _tail(g: Graph, model: int, clip: int, vae: int, *, prompt: str, negative: s
         fg = g.add("FluxGuidance", (PROMPTS, 250), (300, 60), [guidance])
         g.link(pos, 0, fg, "conditioning")
         pos = fg
-    latent = g.add("EmptySD3LatentImage", (PROMPTS, 440), (300, 110), [width, height, 1])
-    ks = g.add("KSampler", (SAMPLER, 0), (300, 270), [seed, "fixed", steps, cfg, "euler", "simple", 1.0])
+    latent = g.add(latent_node, (PROMPTS, 440), (300, 110), [width, height, 1])
+    ks = g.add("KSampler", (SAMPLER, 0), (300, 270), [seed, "fixed", steps, cfg, sampler, scheduler, 1.0])
     g.link(model, 0, ks, "model")
     g.link(pos, 0, ks, "positive")
     g.link(neg, 0, ks, "negative")
     g.link(latent, 0, ks, "latent_image")
-    dec = g.add("VAEDecodeTiled", (SAMPLER, 330), (300, 150), [512, 64, 64, 8])
+    if decode == "VAEDecodeTiled":
+        dec = g.add("VAEDecodeTiled", (SAMPLER, 330), (300, 150), [512, 64, 64, 8])
+    else:
+        dec = g.add(decode, (SAMPLER, 330), (300, 50), [])
     g.link(ks, 0, dec, "samples")
     g.link(vae, 0, dec, "vae")
     save = g.add("SaveImage", (IMAGE, 0), (340, 480), [prefix])
@@ -216,8 +236,20 @@ def _patches(g: Graph, model: int, sega: bool, y: int, dype: bool = True) -> int
     return node
 
 
+def note_text(name: str) -> str:
+    """The note of a shipped workflow: written out in notes.py, or built from its family's spec and the pack's
+    adapter (trained size and name come from the pack, not from a copy)."""
+    if name in NOTES:
+        return NOTES[name]
+    import host
+
+    spec = next(s for s in SPECS if s.file == name)
+    facts = host.pack_submodule("nodes.families").find_adapter(spec.family)
+    return family_note(spec, facts.default_base_px, facts.display_name)
+
+
 def _note(g: Graph, name: str) -> None:
-    text = NOTES[name]
+    text = note_text(name)
     g.add("MarkdownNote", (NOTE[0], 0), (NOTE[1], note_height(text)), [text])
 
 
@@ -256,6 +288,42 @@ def qwen(name: str, *, width: int, height: int, prompt: str, seed: int, slug: st
           cfg=2.5, guidance=None, prefix=f"dype/{slug}")
     _note(g, name)
     return g.to_json(name)
+
+
+LATENT_NODES = ("EmptySD3LatentImage", "EmptyLatentImage", "EmptyFlux2LatentImage", "EmptyChromaRadianceLatentImage",
+                "EmptyHunyuanImageLatent")
+CLIP_LOADER_HEIGHT = {"CLIPLoader": 110, "DualCLIPLoader": 130, "QuadrupleCLIPLoader": 170}
+
+
+def family_workflow(spec: FamilyWorkflow) -> dict[str, Any]:
+    """One family's example (image_families.py): its template's loaders and sampler settings, our nodes after the
+    loaders. The loaders column holds the loaders and our nodes; the model and text-encoder options of the template
+    (shift, T5 tokenizer options) sit under the latent, so the graph stays within one screen."""
+    g = Graph()
+    unet = g.add("UNETLoader", (LOADERS, 0), (340, 82), [spec.unet.name, "default"])
+    clip_h = CLIP_LOADER_HEIGHT[spec.clip_loader]
+    names = [f.name for f in spec.clip_files]
+    widgets = names if spec.clip_type is None else [*names, spec.clip_type, "default"]
+    clip = g.add(spec.clip_loader, (LOADERS, 120), (340, clip_h), widgets)
+    vae_y = 120 + clip_h + 40
+    vae = g.add("VAELoader", (LOADERS, vae_y), (340, 60), [spec.vae.name if spec.vae else "pixel_space"])
+    model, extra_y = unet, 610
+    if spec.shift is not None:
+        node_type, value = spec.shift
+        shift = g.add(node_type, (PROMPTS, extra_y), (300, 60), [value])
+        g.link(unet, 0, shift, "model")
+        model, extra_y = shift, extra_y + 100
+    if spec.t5_options:
+        options = g.add("T5TokenizerOptions", (PROMPTS, extra_y), (300, 82), [0, 0])
+        g.link(clip, 0, options, "clip")
+        clip = options
+    model = _patches(g, model, spec.sega, y=vae_y + 100)
+    _tail(g, model, clip, vae, prompt=spec.prompt, negative=spec.negative, width=spec.width, height=spec.height,
+          seed=spec.seed, steps=spec.steps, cfg=spec.cfg, guidance=spec.guidance, prefix=f"dype/{spec.slug}",
+          latent_node=spec.latent, sampler=spec.sampler, scheduler=spec.scheduler,
+          decode="VAEDecodeTiled" if spec.vae else "VAEDecode")
+    _note(g, spec.file)
+    return g.to_json(spec.file)
 
 
 PROMPT_LANDSCAPE = (
@@ -303,6 +371,7 @@ def build_all() -> dict[str, dict[str, Any]]:
         FLUX_DEV_UHD: flux(
             FLUX_DEV_UHD, "flux1-dev.safetensors", sega=False, width=3840, height=2160, guidance=3.5,
             prompt=PROMPT_WIDE, seed=2024, slug="flux1-dev_3840x2160"),
+        **{spec.file: family_workflow(spec) for spec in SPECS},
     } | _video_workflows().build_video()
 
 
@@ -329,10 +398,23 @@ def thumbnail(workflow: dict[str, Any], title: str):
     preview = host.pack_submodule("nodes.schedule_preview")
     rope = host.pack_submodule("rope")
     spectral = host.pack_submodule("spectral")
+    try:
+        from . import registry
+    except ImportError:  # run as a script
+        from headless import registry
+
     by_type = {n["type"]: n["widgets_values"] for n in workflow["nodes"]}
     video = _video_workflows().preview_fields(workflow)
-    family = video[0] if video else "qwen_image" if "CLIPLoader" in by_type else "flux"
-    width, height = video[1:3] if video else by_type["EmptySD3LatentImage"][:2]
+    if video:
+        family, width, height, steps, shift = video
+    else:
+        family = registry.MODEL_FAMILY[by_type["UNETLoader"][0]]
+        width, height, _ = next(by_type[t] for t in LATENT_NODES if t in by_type)
+        steps = by_type["KSampler"][2]
+        rule = host.pack_submodule("nodes.families").find_adapter(family).preview_shift[0]
+        shift = next((by_type[t][0] for t in ("ModelSamplingAuraFlow", "ModelSamplingSD3") if t in by_type), None)
+        if shift is not None and rule == "exponential":  # a linear shift s is Flux's exponential form at mu = ln s
+            shift = math.log(shift)
     dype = by_type.get("DyPESEGA_PatchModel")
     sega = by_type.get("DyPESEGA_SEGAAttention")
     schedule = rope.PositionSchedule()
@@ -348,9 +430,7 @@ def thumbnail(workflow: dict[str, Any], title: str):
                                          allocation=allocation, m_ref=m_ref)
     base_px = (dype or sega)[4 if dype else 7]
     request = preview.PreviewRequest(
-        family=family, width=width, height=height, steps=video[3] if video else by_type["KSampler"][2],
-        shift=video[4] if video else by_type.get("ModelSamplingAuraFlow", [None])[0], schedule=schedule,
-        base_px=base_px,
+        family=family, width=width, height=height, steps=steps, shift=shift, schedule=schedule, base_px=base_px,
         sega=sega is not None, sega_settings=settings, sega_alone=sega is not None and dype is None)
     chart = preview.render(request)
     side, pad = 768, 12

@@ -6,6 +6,8 @@ without a space), key facts in bold rather than only in inline code (low contras
 
 from __future__ import annotations
 
+from .image_families import FamilyWorkflow
+
 _FLUX_FILES = """\
 **Model files** (the names ComfyUI's own Flux templates use; the loaders offer the download links):
 - diffusion_models: **{unet}** ({unet_src})
@@ -117,3 +119,62 @@ NOTES: dict[str, str] = {
 {_OOM}
 """,
 }
+
+
+def _files_lines(spec: FamilyWorkflow) -> str:
+    by_folder: dict[str, list[str]] = {}
+    for f in spec.files:
+        by_folder.setdefault(f.folder, []).append(f"**{f.name}**")
+    if spec.vae is None:
+        by_folder["vae"] = ["none: pixel space (VAE Loader **pixel_space**, built in)"]
+    return "\n".join(f"- {folder}: {', '.join(names)}" for folder, names in by_folder.items())
+
+
+def _recipe(spec: FamilyWorkflow) -> str:
+    parts = [f"{spec.sampler}, {spec.scheduler}, {spec.steps} steps, cfg {spec.cfg:g}"]
+    if spec.guidance is not None:
+        parts.append(f"FluxGuidance {spec.guidance:g}")
+    if spec.shift is not None:
+        parts.append(f"shift: **{spec.shift[0]} {spec.shift[1]:g}**")
+    if spec.t5_options:
+        parts.append("T5TokenizerOptions 0 / 0")
+    parts.append("negative = ConditioningZeroOut (cfg 1 never evaluates it)" if spec.negative is None
+                 else "a text negative")
+    return ", ".join(parts)
+
+
+def family_note(spec: FamilyWorkflow, base_px: int, display_name: str) -> str:
+    """The note of one family's example (image_families.py); ``base_px`` and the name are the pack adapter's."""
+    side = max(spec.width, spec.height)
+    size = f"{spec.width}×{spec.height}"
+    official = not spec.template.startswith("no ")
+    source = f"from ComfyUI's template **{spec.template}**" if official else spec.template
+    decode = ([f"- **VAE Decode (Tiled)**: a plain decode of {size} needs several GB more VRAM."] if spec.vae
+              else [])
+    differs = "\n".join(["**Where this differs from the template, on purpose:**", *(f"- {d}" for d in spec.differs),
+                         *decode, "- **Seed fixed**: queue again with our nodes bypassed (select them, Ctrl+B) to "
+                         "compare the same image without them."])
+    remarks = "".join(f"\n\n{r}" for r in spec.remarks)
+    host = ("\n\n**Needs ComfyUI 0.30 or newer** (older versions lack this model or its text encoder)."
+            if spec.newer_host else "")
+    return f"""\
+# {spec.title}
+
+{size} in one pass; the pack takes {display_name} as trained at {base_px}×{base_px} (README, Supported models), so \
+that is {side / base_px:.2g}× per side.{host}
+
+**Model files** ({source}; the loaders offer the download links):
+{_files_lines(spec)}
+
+**Recipe**{" (as the template, unless listed below)" if official else ""}: {_recipe(spec)}.{remarks}
+
+{_NODES.format(sega=_SEGA if spec.sega else "", base=f"{base_px} px for {display_name}")}
+
+{differs}
+
+**Memory and time (estimates, not measurements).**
+- 24 GB card (RTX 4090): {spec.estimate.vram24}; about {spec.estimate.time24}. 32 GB system RAM, 64 GB recommended.
+- 80 GB card (A100 / H100): peak {spec.estimate.mem80} VRAM, about {spec.estimate.time80}.
+
+{_OOM}
+"""

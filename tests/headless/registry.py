@@ -21,19 +21,56 @@ OUR_NODE = "DyPESEGA_PatchModel"
 
 # The model files the shipped workflows name, by ComfyUI model folder (what users download).
 MODEL_FILES: dict[str, tuple[str, ...]] = {
-    "diffusion_models": ("flux1-dev.safetensors", "flux1-krea-dev_fp8_scaled.safetensors",
-                         "qwen_image_fp8_e4m3fn.safetensors", "wan2.1_t2v_1.3B_fp16.safetensors",
-                         "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors",
-                         "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors"),
-    "text_encoders": ("clip_l.safetensors", "t5xxl_fp16.safetensors", "qwen_2.5_vl_7b_fp8_scaled.safetensors",
-                      "umt5_xxl_fp8_e4m3fn_scaled.safetensors"),
-    "vae": ("ae.safetensors", "qwen_image_vae.safetensors", "wan_2.1_vae.safetensors"),
+    "diffusion_models": (
+        "flux1-dev.safetensors", "flux1-krea-dev_fp8_scaled.safetensors", "qwen_image_fp8_e4m3fn.safetensors",
+        "Chroma1-HD-fp8mixed.safetensors", "chroma-radiance-x0.safetensors", "flux2_dev_fp8mixed.safetensors",
+        "flux-2-klein-4b.safetensors", "z_image_turbo_bf16.safetensors", "lumina_2_model_bf16.safetensors",
+        "hidream_i1_dev_fp8.safetensors", "hunyuanimage2.1_bf16.safetensors", "omnigen2_fp16.safetensors",
+        "ovis_image_bf16.safetensors", "longcat_image_bf16.safetensors", "krea2_turbo_fp8_scaled.safetensors",
+        "mage_flow_int8_convrot.safetensors", "lens_bf16.safetensors", "boogu_image_turbo_fp8_scaled.safetensors",
+        "zeta-chroma-base-x0-pixel-dino-distance.safetensors", "wan2.1_t2v_1.3B_fp16.safetensors",
+        "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors", "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors"),
+    "text_encoders": (
+        "clip_l.safetensors", "t5xxl_fp16.safetensors", "qwen_2.5_vl_7b_fp8_scaled.safetensors",
+        "t5xxl_fp8_e4m3fn_scaled.safetensors", "mistral_3_small_flux2_bf16.safetensors", "qwen_3_4b.safetensors",
+        "gemma_2_2b_fp16.safetensors", "clip_l_hidream.safetensors", "clip_g_hidream.safetensors",
+        "llama_3.1_8b_instruct_fp8_scaled.safetensors", "qwen_2.5_vl_7b.safetensors",
+        "byt5_small_glyphxl_fp16.safetensors", "qwen_2.5_vl_fp16.safetensors", "ovis_2.5.safetensors",
+        "qwen3vl_4b_fp8_scaled.safetensors", "qwen3vl_4b_bf16.safetensors", "gpt_oss_20b_nvfp4.safetensors",
+        "qwen3vl_8b_fp8_scaled.safetensors", "umt5_xxl_fp8_e4m3fn_scaled.safetensors"),
+    "vae": ("ae.safetensors", "qwen_image_vae.safetensors", "flux2-vae.safetensors",
+            "hunyuan_image_2.1_vae_fp16.safetensors", "mage_flow_vae_bf16.safetensors", "wan_2.1_vae.safetensors"),
 }
-# The pack's family adapter (nodes/families) of each diffusion model file the workflows load.
+# The pack's family adapter (nodes/families) of each diffusion model file the workflows load: how the tests know a
+# workflow's family (its tiny stand-ins, its trained size). One plain table for image and video workflows.
 MODEL_FAMILY: dict[str, str] = {
+    "flux1-dev.safetensors": "flux",
+    "flux1-krea-dev_fp8_scaled.safetensors": "flux",
+    "qwen_image_fp8_e4m3fn.safetensors": "qwen_image",
+    "Chroma1-HD-fp8mixed.safetensors": "chroma",
+    "chroma-radiance-x0.safetensors": "chroma_radiance",
+    "flux2_dev_fp8mixed.safetensors": "flux2",
+    "flux-2-klein-4b.safetensors": "flux2",
+    "z_image_turbo_bf16.safetensors": "z_image",
+    "lumina_2_model_bf16.safetensors": "lumina2",
+    "hidream_i1_dev_fp8.safetensors": "hidream",
+    "hunyuanimage2.1_bf16.safetensors": "hunyuan_image21",
+    "omnigen2_fp16.safetensors": "omnigen2",
+    "ovis_image_bf16.safetensors": "ovis_image",
+    "longcat_image_bf16.safetensors": "longcat_image",
+    "krea2_turbo_fp8_scaled.safetensors": "krea2",
+    "mage_flow_int8_convrot.safetensors": "mage_flow",
+    "lens_bf16.safetensors": "lens",
+    "boogu_image_turbo_fp8_scaled.safetensors": "boogu",
+    "zeta-chroma-base-x0-pixel-dino-distance.safetensors": "z_image_pixel",
     "wan2.1_t2v_1.3B_fp16.safetensors": "wan21_1_3b",
     "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors": "wan_14b",
     "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors": "wan_14b",
+}
+# What a host must have, beyond the family's model class, to run a model file's workflow: (module, attribute, what).
+# Flux.2 Klein is a Flux2 model (0.3.75 has the class) with a Qwen3 text encoder that came later.
+MODEL_NEEDS: dict[str, tuple[str, str, str]] = {
+    "flux-2-klein-4b.safetensors": ("comfy.text_encoders.flux", "klein_te", "Flux.2 Klein's Qwen3 text encoder"),
 }
 
 

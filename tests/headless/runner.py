@@ -1,10 +1,12 @@
 """Run a shipped workflow headless: convert, validate with ComfyUI, shrink to tiny stand-ins, execute.
 
 Shared by tests/test_workflows.py and scripts/demo.py. The tiny run keeps every stock node between the loaders and
-SaveImage and our nodes as they are; it swaps the three loaders for tiny_pack, scales the latent and our nodes'
+SaveImage and our nodes as they are; it swaps the loaders for tiny_pack, scales the latent and our nodes'
 ``base_resolution`` by the same factor (so DyPE/SEGA see the real ratio of target to trained size, e.g. 4×), cuts
-the steps, and adds an image-stats output node next to every SaveImage. Video graphs (EmptyHunyuanLatentVideo:
-the Wan examples) go through ``make_tiny_video``: a few frames, KSamplerAdvanced step windows cut in proportion.
+the steps, and adds an image-stats output node next to every SaveImage. The family comes from the diffusion model
+file the graph loads (registry.MODEL_FAMILY), its trained size from the pack's own adapter. Video graphs
+(EmptyHunyuanLatentVideo: the Wan examples) go through ``make_tiny_video``: a few frames, KSamplerAdvanced step
+windows cut in proportion.
 """
 
 from __future__ import annotations
@@ -21,13 +23,13 @@ from typing import Any
 
 from . import registry
 from .convert import ui_to_api
+from .make_workflows import LATENT_NODES
 
 WORKFLOWS_DIR = Path(__file__).resolve().parents[2] / "workflows"
-FAMILY_BY_CLIP_TYPE = {"flux": "flux", "qwen_image": "qwen_image"}
-FAMILY_BASE_PX = {"flux": 1024, "qwen_image": 1328}  # what base_resolution 0 means (families.md §4)
 OUR_NODES = ("DyPESEGA_PatchModel", "DyPESEGA_SEGAAttention")
 TINY_LOADERS = {"UNETLoader": "DyPESEGATest_TinyModelLoader", "DualCLIPLoader": "DyPESEGATest_TinyCLIPLoader",
-                "CLIPLoader": "DyPESEGATest_TinyCLIPLoader", "VAELoader": "DyPESEGATest_TinyVAELoader"}
+                "CLIPLoader": "DyPESEGATest_TinyCLIPLoader", "QuadrupleCLIPLoader": "DyPESEGATest_TinyCLIPLoader",
+                "VAELoader": "DyPESEGATest_TinyVAELoader"}
 STATS_NODE = "DyPESEGATest_TinyImageStats"
 
 
@@ -40,17 +42,48 @@ def to_api(workflow: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return ui_to_api(workflow, registry.boot().object_info())
 
 
-def family_of(prompt: dict[str, dict[str, Any]]) -> str:
-    """The model family, from the text encoder loader's ``type`` (the one field a user sets for it)."""
-    types = {n["inputs"].get("type") for n in prompt.values() if n["class_type"] in ("DualCLIPLoader", "CLIPLoader")}
-    families = {FAMILY_BY_CLIP_TYPE[t] for t in types if t in FAMILY_BY_CLIP_TYPE}
+def model_family_of(prompt: dict[str, dict[str, Any]]) -> str:
+    """The pack adapter of the diffusion model files the prompt loads (registry.MODEL_FAMILY); a pair of models
+    (Wan 2.2 high + low noise) must be one family."""
+    files = {n["inputs"].get("unet_name") for n in prompt.values() if n["class_type"] == "UNETLoader"}
+    families = {registry.MODEL_FAMILY[f] for f in files if f in registry.MODEL_FAMILY}
     if len(families) != 1:
-        raise ValueError(f"cannot tell the model family from text encoder types {types}")
+        raise ValueError(f"cannot tell the model family from diffusion model files {files}")
     return families.pop()
 
 
-def _round16(px: float) -> int:
-    return max(16, int(round(px / 16)) * 16)
+def adapter(family: str):
+    """The pack's FamilyAdapter for ``family`` (trained size, pixels per token): one source of those facts."""
+    import host
+
+    return host.pack_submodule("nodes.families").find_adapter(family)
+
+
+def host_lacks(workflow: dict[str, Any]) -> str:
+    """Why the running ComfyUI cannot run this UI workflow (its model family or text encoder came later), or "".
+
+    Reads only the UNETLoader files and this host's modules (no node registry, no event loop), so a browser test
+    can ask too."""
+    import importlib
+
+    import host
+    import tiny_models
+
+    host.boot()
+    files = [n["widgets_values"][0] for n in workflow["nodes"] if n["type"] == "UNETLoader"]
+    families = {registry.MODEL_FAMILY[f] for f in files}
+    for family in sorted(families & set(tiny_models.CONFIGS)):  # video families: tests/tiny_video.py, every host
+        reason = tiny_models.missing_on_this_host(family)
+        if reason:
+            return f"{adapter(family).display_name}: {reason}"
+    for needs in filter(None, map(registry.MODEL_NEEDS.get, files)):
+        if not hasattr(importlib.import_module(needs[0]), needs[1]):
+            return f"this ComfyUI has no {needs[2]} ({needs[0]}.{needs[1]})"
+    return ""
+
+
+def _round16(px: float, multiple: int = 16) -> int:
+    return max(multiple, int(round(px / multiple)) * multiple)
 
 
 @dataclass
@@ -69,21 +102,24 @@ def make_tiny(prompt: dict[str, dict[str, Any]], *, side: int = 256, steps: int 
     if is_video(prompt):
         return make_tiny_video(prompt, side=side, steps=steps, base_px=base_px)
     tiny = copy.deepcopy(prompt)
-    family = family_of(prompt)
-    latents = [n for n in tiny.values() if n["class_type"] == "EmptySD3LatentImage"]
+    family = model_family_of(prompt)
+    facts = adapter(family)
+    grid = max(16, facts.px_per_token)  # whole tokens (HunyuanImage: 32 px)
+    latents = [n for n in tiny.values() if n["class_type"] in LATENT_NODES]
     if not latents:
-        raise ValueError("no EmptySD3LatentImage in the workflow")
+        raise ValueError(f"no empty latent ({', '.join(LATENT_NODES)}) in the workflow")
     scale = side / max(max(n["inputs"]["width"], n["inputs"]["height"]) for n in latents)
     plan = TinyPlan(family, scale)
     for node_id, node in list(tiny.items()):
         inputs, kind = node["inputs"], node["class_type"]
         if kind in TINY_LOADERS:
             node["class_type"], node["inputs"] = TINY_LOADERS[kind], {"family": family, "seed": 0}
-        elif kind == "EmptySD3LatentImage":
-            inputs["width"], inputs["height"] = _round16(inputs["width"] * scale), _round16(inputs["height"] * scale)
+        elif kind in LATENT_NODES:
+            inputs["width"], inputs["height"] = (_round16(inputs["width"] * scale, grid),
+                                                 _round16(inputs["height"] * scale, grid))
             plan.latent_px.append((inputs["width"], inputs["height"]))
         elif kind in OUR_NODES:
-            real = inputs.get("base_resolution") or FAMILY_BASE_PX[family]
+            real = inputs.get("base_resolution") or facts.default_base_px
             inputs["base_resolution"] = base_px if base_px is not None else _round16(real * scale)
             plan.base_px[node_id] = inputs["base_resolution"]
         elif kind in ("KSampler", "KSamplerAdvanced"):
@@ -107,16 +143,6 @@ def is_video(prompt: dict[str, dict[str, Any]]) -> bool:
     return any(n["class_type"] == VIDEO_LATENT for n in prompt.values())
 
 
-def model_family_of(prompt: dict[str, dict[str, Any]]) -> str:
-    """The pack adapter of the diffusion model files the prompt loads (registry.MODEL_FAMILY); a pair of models
-    (Wan 2.2 high + low noise) must be one family."""
-    files = {n["inputs"].get("unet_name") for n in prompt.values() if n["class_type"] == "UNETLoader"}
-    families = {registry.MODEL_FAMILY[f] for f in files if f in registry.MODEL_FAMILY}
-    if len(families) != 1:
-        raise ValueError(f"cannot tell the model family from diffusion model files {files}")
-    return families.pop()
-
-
 @dataclass
 class TinyVideoPlan(TinyPlan):
     frames: list[int] = field(default_factory=list)  # pixel frames per latent node
@@ -128,14 +154,12 @@ def make_tiny_video(prompt: dict[str, dict[str, Any]], *, side: int = 256, steps
     """``make_tiny`` for a video graph: ``frames`` pixel frames (5: two latent frames of Wan's 4x temporal VAE),
     each KSamplerAdvanced's step window cut in proportion (Wan 2.2's high/low split stays a split), every UNETLoader
     its own seed (the pair is two models), a stats node on the frames Save WEBM receives."""
-    import host
-
     tiny = copy.deepcopy(prompt)
     family = model_family_of(prompt)
     latents = [n for n in tiny.values() if n["class_type"] == VIDEO_LATENT]
     scale = side / max(max(n["inputs"]["width"], n["inputs"]["height"]) for n in latents)
     plan = TinyVideoPlan(family, scale)
-    default_base_px = host.pack_submodule("nodes.families").find_adapter(family).default_base_px
+    default_base_px = adapter(family).default_base_px
     unets = 0
     for node_id, node in list(tiny.items()):
         inputs, kind = node["inputs"], node["class_type"]

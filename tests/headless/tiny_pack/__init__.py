@@ -2,14 +2,16 @@
 
 Loaded with ComfyUI's ``nodes.load_custom_node`` by tests/headless/registry.py. The runner swaps the stock loaders
 of an example workflow for these; everything downstream (our nodes, FluxGuidance, KSampler, VAEDecodeTiled,
-SaveImage) runs unchanged. Models come from ComfyUI's own classes:
-- MODEL: tests/tiny_models.py (``supported_models.Flux`` / ``QwenImage`` with a tiny unet_config, random weights).
-- VAE: ``comfy.sd.VAE``. Qwen: a Wan 2.1 VAE state dict (the real architecture, width 8) through ComfyUI's own
-  detection. Flux: ComfyUI's ``config=`` path (``AutoencoderKL``, the same Encoder/Decoder classes and 8× scale as
-  ``ae``, width 32-64, one res block per level), because the detected Flux path hard-codes width 128-512: seconds
-  per tiled decode on CPU.
-- CLIP: a deterministic stand-in text encoder (``TinyTextEncoder``), not a ComfyUI class: it has the two methods
-  ``CLIPTextEncode`` calls and returns CONDITIONING of the tiny models' width (32) with the keys each family needs.
+SaveImage) runs unchanged. One loader of each kind serves every family (the ``family`` input, an adapter name):
+- MODEL: tests/tiny_models.py (``supported_models.<Family>`` with a tiny unet_config, random weights).
+- VAE: ``comfy.sd.VAE`` with the family's latent channels and scale. Qwen-Image and Krea 2 (5-D latents): a Wan 2.1
+  VAE state dict (the real architecture, width 8) through ComfyUI's own detection. Pixel-space families: ComfyUI's
+  own ``pixel_space`` VAE. The others: ComfyUI's ``config=`` path (``AutoencoderKL``, the Encoder/Decoder classes of
+  ``ae``, width 32-64, one decoder res block per level, as many levels as the scale needs: 8x Flux, 16x Flux.2, 32x
+  HunyuanImage), because the detected paths hard-code full widths: seconds per tiled decode on CPU.
+- CLIP: a deterministic stand-in text encoder (``TinyTextEncoder``), not a ComfyUI class: it has the methods
+  ``CLIPTextEncode`` and ``T5TokenizerOptions`` call and returns CONDITIONING of the tiny model's text width with
+  the keys the family needs (tiny_models' conditioning builder of that family: pooled output, Llama layers, mask).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ if _TESTS not in sys.path:
 
 import tiny_models  # noqa: E402  (needs tests/ on sys.path, added just above)
 
-FAMILIES = ["flux", "qwen_image"]
+FAMILIES = list(tiny_models.FAMILIES)  # adapter names; a family the host lacks fails in its model loader
 
 
 def _randomize(module: torch.nn.Module, seed: int) -> dict[str, torch.Tensor]:
@@ -48,37 +50,65 @@ def _randomize(module: torch.nn.Module, seed: int) -> dict[str, torch.Tensor]:
 def build_vae(family: str, seed: int = 0):
     import comfy.sd
 
-    if family == "qwen_image":
+    fam = tiny_models.FAMILIES[family]
+    latent = fam.latent(1, 1, 1)
+    channels, factor = latent.shape[1], fam.px_per_token // fam.patch
+    if latent.ndim == 5:  # Qwen-Image, Krea 2: qwen_image_vae is a Wan 2.1 VAE
         from comfy.ldm.wan.vae import WanVAE
 
-        arch = WanVAE(dim=8, z_dim=16, dim_mult=[1, 2, 4, 4], num_res_blocks=2, attn_scales=[],
+        arch = WanVAE(dim=8, z_dim=channels, dim_mult=[1, 2, 4, 4], num_res_blocks=2, attn_scales=[],
                       temperal_downsample=[False, True, True])
         return comfy.sd.VAE(sd=_randomize(arch, seed))
+    if factor == 1:  # pixel space: ComfyUI's own, as the VAELoader's "pixel_space" entry loads it
+        import nodes
+
+        return nodes.VAELoader().load_vae("pixel_space")[0]
     from comfy.ldm.models.autoencoder import AutoencoderKL
 
-    params = {"embed_dim": 16, "ddconfig": {"double_z": True, "z_channels": 16, "resolution": 256, "in_channels": 3,
-                                            "out_ch": 3, "ch": 32, "ch_mult": [1, 1, 2, 2], "num_res_blocks": 1,
-                                            "attn_resolutions": [], "dropout": 0.0}}
+    levels = factor.bit_length()  # 8x: 4 levels, 16x: 5, 32x: 6
+    params = {"embed_dim": channels, "ddconfig": {
+        "double_z": True, "z_channels": channels, "resolution": 256, "in_channels": 3, "out_ch": 3, "ch": 32,
+        "ch_mult": [1, 1] + [2] * (levels - 2), "num_res_blocks": 0, "attn_resolutions": [], "dropout": 0.0}}
     vae = comfy.sd.VAE(sd=_randomize(AutoencoderKL(**params), seed), config={"params": params})
-    vae.latent_channels = 16  # the config path leaves the SD1 default (4)
+    vae.latent_channels = channels  # the config path leaves the SD1 defaults (4 channels, 8x)
+    vae.downscale_ratio = vae.upscale_ratio = factor
     return vae
 
 
+def _family_conditioning(family: str, n_tokens: int, seed: int) -> list:
+    """[text, extra keys] as tiny_models builds them for ``family``; families it does not build (video:
+    tests/tiny_video.py) get text rows of ``TEXT_WIDTH`` and no extra keys."""
+    fam = tiny_models.FAMILIES.get(family)
+    if fam is None:
+        return [torch.zeros(1, n_tokens, tiny_models.TEXT_WIDTH), {}]
+    return fam.cond(n_tokens, seed)[0]
+
+
 class TinyTextEncoder:
-    """Stand-in for a CLIP object: words → rows of a fixed random table, width ``tiny_models.TEXT_WIDTH``."""
+    """Stand-in for a CLIP object: words → rows of a fixed random table as wide as the family's text input, plus the
+    conditioning keys of the family (tiny_models' builder for it)."""
 
     def __init__(self, family: str, seed: int = 0) -> None:
-        self.family = family
-        self.table = torch.randn(4096, tiny_models.TEXT_WIDTH, generator=torch.Generator().manual_seed(seed))
+        self.family, self.seed = family, seed
+        self.width = _family_conditioning(family, 1, seed)[0].shape[-1]
+        self.table = torch.randn(1024, self.width, generator=torch.Generator().manual_seed(seed))
 
-    def tokenize(self, text: str) -> list[int]:
+    def clone(self) -> TinyTextEncoder:
+        return self  # stateless: nothing a tokenizer option could change
+
+    def set_tokenizer_option(self, name: str, value: object) -> None:
+        return None  # T5TokenizerOptions (Chroma): padding options of a tokenizer this stand-in does not have
+
+    def tokenize(self, text: str, **_: object) -> list[int]:
         # crc32, not hash(): stable across processes, so a prompt always gives the same conditioning.
         words = text.split()[:64] or [""]
         return [zlib.crc32(w.encode("utf-8")) % len(self.table) for w in words]
 
     def encode_from_tokens_scheduled(self, tokens: list[int], **_: object) -> list:
         cond = self.table[torch.tensor(tokens)].unsqueeze(0)
-        extra = {"pooled_output": cond.mean(dim=1)} if self.family == "flux" else {}
+        extra = dict(_family_conditioning(self.family, len(tokens), self.seed)[1])
+        if extra.get("pooled_output") is not None:
+            extra["pooled_output"] = cond.mean(dim=1)
         return [[cond, extra]]
 
 
