@@ -83,8 +83,8 @@ def test_each_workflow_has_a_pack_family_and_only_newer_host_ones_skip(comfy):
     newer = {spec.file for spec in make_workflows.SPECS if spec.newer_host}
     for path in WORKFLOWS:
         wf = runner.load_workflow(path)
-        (unet,) = [n["widgets_values"][0] for n in wf["nodes"] if n["type"] == "UNETLoader"]
-        assert runner.adapter(registry.MODEL_FAMILY[unet]).name == registry.MODEL_FAMILY[unet]
+        for unet in (n["widgets_values"][0] for n in wf["nodes"] if n["type"] == "UNETLoader"):
+            assert runner.adapter(registry.MODEL_FAMILY[unet]).name == registry.MODEL_FAMILY[unet]
         lacks = runner.host_lacks(wf)
         assert not lacks or path.name in newer, f"{path.name} would be skipped on this host: {lacks}"
 
