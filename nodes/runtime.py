@@ -15,6 +15,17 @@ Newer hosts can run the model calls of one step on worker threads (multi-GPU: ``
 points at its run scope) also travels in the ``transformer_options`` of that step's calls, under ``STEP_KEY``:
 ComfyUI copies those options into every call, worker threads included. It is a fresh options dict per step, never
 the clone's own ``model_options``.
+
+The call scope is read by the embedder *inside* the diffusion model, which ``torch.compile`` may trace, and dynamo
+cannot trace ``ContextVar.get`` (a graph break in every model call). So ``CALL`` is a ``threading.local`` slot with
+the same ``get/set/reset`` and the same per-thread, per-call lifetime (set and restored around one synchronous call
+on the thread that runs it); dynamo reads it as a guarded input.
+
+Exact fast tables (the embedder's window path, see embedder.py) are decided per run and *ids signature*: the first
+model call of a signature builds its table with the stock formula and leaves a device flag saying whether every id
+was an integer inside the window; the host reads that flag after the call (CPU: free; CUDA: a non-blocking copy
+read once its event has completed, so no call ever waits for it) and only later calls of the same signature gather.
+Those calls still flag a miss, read once at the end of the run together with SEGA's flags.
 """
 
 from __future__ import annotations
@@ -40,6 +51,10 @@ class RunScope:
     # The replacement embedder the sampling clone object-patches in (None when unknown): every model call checks
     # the shared base model still holds it, which is how a swap by another thread shows up.
     expected_embedder: torch.nn.Module | None = None
+    # ids signature -> {(embedder call ordinal, ids shape, dtype): IdsCheck | bool}: whether the ids were integers
+    # inside the window (True: later calls may gather). See the module docstring.
+    ids_checks: dict = field(default_factory=dict)
+    window_misses: list[torch.Tensor] = field(default_factory=list)  # fast calls' "an id missed the window" flags
 
     def warn_once(self, message: str) -> None:
         if message not in self.warned:
@@ -73,6 +88,23 @@ class CallScope:
     embedder: torch.nn.Module  # the replacement module this call's model holds (guards against foreign calls)
     axes: tuple[AxisSchedule, ...]
     pe_unsqueeze_dim: int = 1  # the family's pe layout (FamilyAdapter.pe_unsqueeze_dim)
+    device: torch.device | None = None  # where tables are computed (math_device of the latent's device)
+    grid: tuple[int, int] | None = None  # token rows and cols of the generated latent
+    # The run's verdicts for this call's ids signature (None: outside a run, always the stock formula), and the
+    # (key, miss flag) the embedder leaves per table it builds, which apply_model_wrapper files after the call.
+    verdicts: dict | None = None
+    window_flags: list = field(default_factory=list, compare=False)
+
+
+@dataclass
+class IdsCheck:
+    """A window check whose device flag is on its way to the host (CUDA): read once ``done`` is set."""
+
+    missed: torch.Tensor  # 0-d bool, on the CPU (pinned) once the copy lands
+    done: object  # torch.cuda.Event recorded after the copy
+
+    def verdict(self) -> bool | None:
+        return (not bool(self.missed)) if self.done.query() else None
 
 
 def math_device(device: torch.device) -> torch.device:
@@ -91,9 +123,27 @@ def math_device(device: torch.device) -> torch.device:
     return torch.device("cpu") if no_fp64 else device
 
 
+class ThreadSlot:
+    """``ContextVar``'s ``get/set/reset`` on a ``threading.local``: traceable by dynamo (module docstring)."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def get(self):
+        return getattr(self._local, "value", None)
+
+    def set(self, value) -> object:
+        previous = self.get()
+        self._local.value = value
+        return previous
+
+    def reset(self, token: object) -> None:
+        self._local.value = token
+
+
 RUN: ContextVar[RunScope | None] = ContextVar("dype_sega_run", default=None)
 STEP: ContextVar[StepScope | None] = ContextVar("dype_sega_step", default=None)
-CALL: ContextVar[CallScope | None] = ContextVar("dype_sega_call", default=None)
+CALL = ThreadSlot()  # the CallScope of the model call running on this thread
 STEP_KEY = "dype_sega_step"  # transformer_options key carrying the StepScope to calls on other threads
 
 
@@ -136,13 +186,30 @@ def outer_sample_wrapper(executor, *args, **kwargs):
             return executor(*args, **kwargs)
     finally:
         RUN.reset(token)
-        if run.fallback_flags:
-            fell_back = torch.stack([flag.any() for flag in run.fallback_flags]).any()
-            if bool(fell_back):
-                logger.warning(
-                    "SEGA: the latent was constant or non-finite at some steps; those steps used the reference "
-                    "temperature m_ref for every pair (the model never saw NaN)."
-                )
+        _report_run(run)
+
+
+def _report_run(run: RunScope) -> None:
+    """Read the run's device flags in one host transfer: the only blocking host read of a run."""
+    groups = (run.fallback_flags, run.window_misses)
+    if not any(groups):
+        return
+    device = next(flags[0].device for flags in groups if flags)
+    nothing = torch.zeros((), dtype=torch.bool, device=device)
+    sega_fell_back, window_missed = torch.stack(
+        [torch.stack([flag.any().to(device) for flag in flags]).any() if flags else nothing for flags in groups]
+    ).tolist()
+    if sega_fell_back:
+        logger.warning(
+            "SEGA: the latent was constant or non-finite at some steps; those steps used the reference "
+            "temperature m_ref for every pair (the model never saw NaN)."
+        )
+    if window_missed:
+        logger.error(
+            "DyPE/SEGA: a model call passed RoPE ids that were not integers inside the window although an earlier "
+            "call with the same input shapes and options had them there; the tables of such calls were gathered "
+            "from the nearest window position. Please report the model and the nodes before DyPE/SEGA."
+        )
 
 
 def calc_cond_batch_wrapper(executor, model, conds, x_in, timestep, model_options):
@@ -189,6 +256,7 @@ def build_call_scope(
     x: torch.Tensor,
     sigma: torch.Tensor,
     step: StepScope | None = None,
+    verdicts: dict | None = None,
 ) -> CallScope | None:
     """The schedule for one model call, or None when nothing is above the trained grid (exact stock behaviour)."""
     grid = adapter.token_grid(x)
@@ -234,7 +302,8 @@ def build_call_scope(
             m_scalar = yarn_attention_scale(scale)
             temperature = torch.full((1, dim // 2), m_scalar, dtype=torch.float64, device=device)
         axes.append(AxisSchedule(column, freqs, temperature))
-    return CallScope(embedder=embedder, axes=tuple(axes), pe_unsqueeze_dim=adapter.pe_unsqueeze_dim)
+    return CallScope(embedder=embedder, axes=tuple(axes), pe_unsqueeze_dim=adapter.pe_unsqueeze_dim, device=device,
+                     grid=grid, verdicts=verdicts)
 
 
 class ConcurrentSamplingError(RuntimeError):
@@ -271,7 +340,11 @@ def apply_model_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control
         if run is not None and run.expected_embedder is not None and embedder is not run.expected_embedder:
             raise concurrent_sampling_error(type(base_model).__name__, adapter.embedder_attr, embedder)
         if isinstance(embedder, ExtrapolatingRopeEmbedder):
-            scope = build_call_scope(config, adapter, embedder, x, t, step)
+            verdicts = None
+            if run is not None:
+                signature = ids_signature(x, c_concat, c_crossattn, transformer_options or {}, kwargs)
+                verdicts = _resolved(run.ids_checks.setdefault(signature, {}))
+            scope = build_call_scope(config, adapter, embedder, x, t, step, verdicts)
         else:
             _warn(
                 f"DyPE/SEGA: {adapter.embedder_attr} of {type(base_model).__name__} is "
@@ -282,6 +355,69 @@ def apply_model_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control
             )
     token = CALL.set(scope)
     try:
-        return executor(x, t, c_concat, c_crossattn, control, transformer_options, **kwargs)
+        out = executor(x, t, c_concat, c_crossattn, control, transformer_options, **kwargs)
     finally:
         CALL.reset(token)
+    if scope is not None and scope.verdicts is not None:
+        _file_window_flags(scope, _current_run(_current_step(transformer_options)))
+    return out
+
+
+def _input_key(value: object) -> object:
+    """What of one model input can shape RoPE ids without reading tensor values: shapes, plain values, types."""
+    if isinstance(value, torch.Tensor):
+        return ("tensor", tuple(value.shape), value.dtype, str(value.device))
+    if isinstance(value, (list, tuple)):
+        return tuple(_input_key(item) for item in value)
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _input_key(v)) for k, v in value.items()))
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return type(value).__qualname__, id(value)  # an object: by identity (new object, new check)
+
+
+def ids_signature(x: torch.Tensor, c_concat, c_crossattn, transformer_options: dict, kwargs: dict) -> tuple:
+    """Everything a model's RoPE ids can depend on besides tensor values: the shapes of its inputs, the options
+    that move positions (``rope_options``) and the patches (``post_input`` may rewrite ids), by identity. The
+    window is checked once per run and signature; a later call of the signature still flags a miss."""
+    patches = transformer_options.get("patches") or {}
+    replaced = transformer_options.get("patches_replace") or {}
+    return (
+        _input_key(x), _input_key(c_concat), _input_key(c_crossattn),
+        tuple(sorted((name, _input_key(value)) for name, value in kwargs.items())),
+        _input_key(transformer_options.get("rope_options")),
+        tuple(sorted((name, tuple(id(p) for p in fns)) for name, fns in patches.items())),
+        tuple(sorted((name, tuple(sorted(map(str, table)))) for name, table in replaced.items())),
+    )
+
+
+def _resolved(verdicts: dict) -> dict:
+    """``verdicts`` with every check whose flag has reached the host turned into its bool (never waits)."""
+    for key, state in list(verdicts.items()):
+        if isinstance(state, IdsCheck):
+            verdict = state.verdict()
+            if verdict is not None:
+                verdicts[key] = verdict
+    return verdicts
+
+
+def _file_window_flags(scope: CallScope, run: RunScope | None) -> None:
+    """After a model call: start the check of each table built with the stock formula for an unchecked key, and
+    keep each gathered table's miss flag for the end of the run."""
+    for key, missed in scope.window_flags:
+        state = scope.verdicts.get(key)
+        if state is True and run is not None:
+            run.window_misses.append(missed)
+        elif state is None:
+            scope.verdicts[key] = _start_check(missed)
+
+
+def _start_check(missed: torch.Tensor) -> IdsCheck | bool:
+    if missed.device.type == "cpu":
+        return not bool(missed)  # a CPU tensor: reading it waits for nothing
+    if missed.device.type == "cuda":
+        on_host = missed.to("cpu", non_blocking=True)
+        done = torch.cuda.Event()
+        done.record(torch.cuda.current_stream(missed.device))
+        return IdsCheck(on_host, done)
+    return not bool(missed)  # other backends: one blocking read per run and signature

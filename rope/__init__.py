@@ -8,7 +8,7 @@ from .schedules import (
     plain_frequencies,
     yarn_attention_scale,
 )
-from .tables import rotation_table
+from .tables import gather_tables, rotation_table, window_index, window_positions, window_radius
 
 __all__ = [
     "METHODS",
@@ -16,6 +16,10 @@ __all__ = [
     "axis_frequencies",
     "kappa",
     "plain_frequencies",
+    "gather_tables",
     "rotation_table",
+    "window_index",
+    "window_positions",
+    "window_radius",
     "yarn_attention_scale",
 ]

@@ -1,0 +1,204 @@
+"""The embedder's window (gather) path on the real host, sampled with ComfyUI's own Flux and Qwen-Image: every table
+is bit for bit the stock formula's, the gather runs only after its ids signature was checked, ids that are not
+integers in the window (rope_options, a post_input patch) always get the stock formula, and nothing reads a device
+value per step."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import tiny_models
+import torch
+from capture import capture
+from test_dype_host import BASE_TOKENS, dype, expected_table
+
+pytestmark = pytest.mark.usefixtures("comfy_host")
+
+GRID = (32, 24)  # tokens: the window (2 * (32 + text) + 1 positions) is well under the 768 image tokens
+
+
+def _pack(name: str):
+    import host
+
+    return host.pack_submodule(name)
+
+
+@pytest.fixture
+def gathers(monkeypatch):
+    """Count the embedder's window gathers (the fast path) while still running them."""
+    embedder = _pack("nodes.embedder")
+    calls = []
+    real = embedder.gather_tables
+
+    def counted(parts):
+        calls.append(len(parts))
+        return real(parts)
+
+    monkeypatch.setattr(embedder, "gather_tables", counted)
+    return calls
+
+
+def _sample_and_check(model, family: str, cfg: float, steps: int = 3, grid=GRID, negative_tokens: int = 5):
+    """Sample, and check every table against the stock formula; returns the captured model calls."""
+    fam = tiny_models.FAMILIES[family]
+    with capture(model) as (clone, calls):
+        tiny_models.sample(clone, family, tokens=grid, steps=steps, cfg=cfg, negative=fam.cond(negative_tokens, 2))
+    for call in calls:
+        (ids, pe), = call.tables
+        expected = expected_table(ids, call.sigma, grid, BASE_TOKENS, fam)
+        assert pe.shape == expected.shape and pe.is_contiguous() and pe.dtype == torch.float32
+        assert torch.equal(pe, expected)
+    return calls
+
+
+@pytest.mark.parametrize("family", ["flux", "qwen_image"])
+@pytest.mark.parametrize(("cfg", "negative_tokens", "calls_per_step"), [
+    (1.0, 5, 1),  # cond only
+    (3.0, 7, 1),  # one CFG batch of 2 (cond and uncond rows share the ids and the schedule)
+    (3.0, 5, 2),  # split conds: different text lengths, one call each (two ids signatures)
+])
+def test_gathered_tables_are_the_stock_formula_bit_for_bit(family, cfg, negative_tokens, calls_per_step, gathers):
+    steps = 3
+    calls = _sample_and_check(dype(tiny_models.build(family)), family, cfg, steps, negative_tokens=negative_tokens)
+    assert len(calls) == steps * calls_per_step
+    # the first call of each ids signature checks its ids with the stock formula; every later call gathers
+    assert gathers == [3] * (len(calls) - calls_per_step)
+    if calls_per_step == 1 and cfg != 1.0:
+        assert calls[-1].tables[0][1].shape[0] == 2
+
+
+@pytest.mark.parametrize("rope_options", [{"scale_y": 0.75, "shift_x": 0.5}, {"shift_y": 0.25}])
+def test_non_integer_ids_get_the_stock_formula(rope_options, gathers):
+    model = dype(tiny_models.build_flux(0))
+    model.model_options["transformer_options"]["rope_options"] = rope_options
+    calls = _sample_and_check(model, "flux", 3.0, negative_tokens=7)
+    ids = calls[0].tables[0][0]
+    assert not torch.equal(ids, ids.round())  # the premise of the test: positions off the integer grid
+    assert gathers == []
+
+
+def test_ids_outside_the_window_get_the_stock_formula(gathers):
+    """Integer ids far outside the window (a post_input patch moving the image by 10 000 rows)."""
+    model = dype(tiny_models.build_flux(0))
+
+    def far_away(args):
+        img_ids = args["img_ids"].clone()
+        img_ids[..., 1] += 10_000
+        return {**args, "img_ids": img_ids}
+
+    model.set_model_patch(far_away, "post_input")
+    _sample_and_check(model, "flux", 1.0)
+    assert gathers == []
+
+
+def test_ids_that_change_under_one_signature_are_reported(gathers, caplog):
+    """A patch whose ids change between calls of one signature defeats the per-signature check: the gathered call
+    flags the miss on the device and the run ends with an error naming it (read once, at the end)."""
+    model = dype(tiny_models.build_flux(0))
+    seen = []
+
+    def moves_later(args):
+        seen.append(None)
+        if len(seen) == 1:
+            return args
+        return {**args, "img_ids": args["img_ids"] + 0.5}
+
+    model.set_model_patch(moves_later, "post_input")
+    with caplog.at_level(logging.ERROR):
+        tiny_models.sample(model, "flux", tokens=GRID, steps=2, cfg=1.0)
+    assert gathers == [3]
+    assert any("not integers inside the window" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("with_sega", [False, True])
+def test_the_per_step_path_reads_no_tensor_value(monkeypatch, gathers, with_sega):
+    """No .item()/bool()/tolist() of a tensor from our code during the steps, DyPE or DyPE + SEGA, CFG batch: the
+    first call's check reads its flag once (a CPU tensor here: no device wait; CUDA copies it without blocking) and
+    the end-of-run report reads every flag once."""
+    import traceback
+
+    from test_sega_host import sega
+
+    runtime = _pack("nodes.runtime")
+    pack_root = runtime.__file__.rsplit("/nodes/", 1)[0] + "/"
+    reads = []
+
+    def spy(name):
+        real = getattr(torch.Tensor, name)
+
+        def read(self, *args, **kwargs):
+            caller = traceback.extract_stack(limit=2)[0]  # the frame that asked for the value
+            if caller.filename.startswith(pack_root) and not caller.filename.startswith(pack_root + "tests/"):
+                reads.append(caller.name)
+            return real(self, *args, **kwargs)
+
+        return read
+
+    model = dype(tiny_models.build_flux(0))
+    if with_sega:
+        model = sega(model)
+    for name in ("item", "tolist", "__bool__", "__float__", "__int__"):
+        monkeypatch.setattr(torch.Tensor, name, spy(name))
+    tiny_models.sample(model, "flux", tokens=GRID, steps=4, cfg=3.0, negative=tiny_models.flux_cond(7, 2))
+    monkeypatch.undo()
+    assert sorted(reads) == ["_report_run", "_start_check"], reads
+    assert len(gathers) == 3
+
+
+def _breaks_from_our_frames(explained) -> list[str]:
+    pack_root = _pack("nodes.runtime").__file__.rsplit("/nodes/", 1)[0] + "/"
+    return [b.reason.splitlines()[0] for b in explained.break_reasons
+            if any(f.filename.startswith(pack_root) and "/tests/" not in f.filename[len(pack_root) - 1:]
+                   for f in b.user_stack)]
+
+
+def test_torch_compile_no_graph_break_from_our_frames_and_no_recompile_per_step():
+    """dynamo traces the patched diffusion model with no break in our code (the host's own breaks, psutil in the
+    attention's memory check, are the same as stock), compiles once more when the ids check lands after the first
+    call, then never again: not per step (sigma is a tensor input), not in the next run. Same samples as eager."""
+    import comfy.patcher_extension as ext
+    from comfy_api.torch_helpers.torch_compile import set_torch_compile_wrapper
+    from test_sega_host import sega
+    from torch._dynamo.testing import CompileCounter
+
+    def patched():  # DyPE + SEGA: every per-call path of ours (the embedder is the same with DyPE alone)
+        return sega(dype(tiny_models.build_flux(0)))
+
+    explained = {}
+    for name, build in (("stock", lambda: tiny_models.build_flux(0)), ("patched", patched)):
+        model = build().clone()
+
+        def explain(executor, *args, name=name, **kwargs):
+            if name not in explained:
+                explained[name] = torch._dynamo.explain(executor.class_obj._forward)(*args, **kwargs)
+            return executor(*args, **kwargs)
+
+        model.add_wrapper_with_key(ext.WrappersMP.DIFFUSION_MODEL, "tests_explain", explain)
+        try:
+            tiny_models.sample(model, "flux", tokens=GRID, steps=1, cfg=1.0)
+        finally:
+            torch._dynamo.reset()
+    assert _breaks_from_our_frames(explained["patched"]) == []
+    assert explained["patched"].graph_break_count == explained["stock"].graph_break_count
+
+    counter = CompileCounter()
+    compiled = patched()
+    set_torch_compile_wrapper(compiled, backend=counter)
+    frames_after_call = []
+
+    def count(executor, *args, **kwargs):
+        out = executor(*args, **kwargs)
+        frames_after_call.append(counter.frame_count)
+        return out
+
+    compiled.add_wrapper_with_key(ext.WrappersMP.APPLY_MODEL, "tests_count", count)
+    negative = tiny_models.flux_cond(7, 2)
+    try:
+        runs = [tiny_models.sample(compiled, "flux", tokens=GRID, steps=4, cfg=3.0, negative=negative)
+                for _ in range(2)]
+    finally:
+        torch._dynamo.reset()
+    assert len(set(frames_after_call[1:])) == 1, frames_after_call  # nothing compiled after the second call
+    eager = tiny_models.sample(patched(), "flux", tokens=GRID, steps=4, cfg=3.0, negative=negative)
+    assert torch.equal(runs[0], eager) and torch.equal(runs[1], eager)
