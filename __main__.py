@@ -1,7 +1,7 @@
 """Command line of the pack: ``python -m <pack> COMMAND ...`` or ``python /path/to/pack COMMAND ...``.
 
 Each command lives in its own module as ``function(argv, prog=...) -> exit code``; adding one is one entry in
-``COMMANDS``. Nothing here imports ComfyUI.
+``COMMANDS``. Nothing here imports ComfyUI (``bench`` does, in its own module: it times ComfyUI's embedder).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ STANDALONE_PACKAGE = "dype_sega"
 
 # command -> (module inside the pack, function, one-line help)
 COMMANDS: dict[str, tuple[str, str, str]] = {
+    "bench": ("nodes.bench", "main", "embedder and patched sampling vs stock, side by side (needs ComfyUI)"),
     "hf-energy": ("spectral.hf_energy", "main", "variance of the Laplacian (HF energy) of images over a flat box"),
     "schedule-preview": ("nodes.schedule_preview", "main", "draw the DyPE/SEGA schedule of a target size as a PNG"),
 }

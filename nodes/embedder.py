@@ -84,18 +84,30 @@ def is_stock_rope_embedder(module: object, spatial_axes: tuple[int, ...]) -> boo
     )
 
 
-def _schedules(axes_dim: list[int], theta: float, spatial: tuple[AxisSchedule, ...], device: torch.device) -> list:
-    """Per id column: (float64 freqs (B_f, pairs), temperature or None)."""
+def _schedules(axes_dim: list[int], theta: float, spatial: tuple[AxisSchedule, ...], device: torch.device,
+               batch: int | None = None) -> list:
+    """Per id column: (float64 freqs (B_f, pairs), temperature or None). With ``batch``, schedules of B rows for a
+    call of k * B rows (a step's schedule on a CFG batch or concatenated conds) are repeated to ``batch`` rows."""
     by_column = {axis.column: axis for axis in spatial}
     schedules = []
     for column, dim in enumerate(axes_dim):
         axis = by_column.get(column)
         if axis is None:
             schedules.append((plain_frequencies(dim, theta, device)[None], None))
-        else:
-            temperature = None if axis.temperature is None else axis.temperature.to(device)
-            schedules.append((axis.freqs.to(device), temperature))
+            continue
+        freqs = axis.freqs.to(device)
+        temperature = None if axis.temperature is None else axis.temperature.to(device)
+        if batch is not None:
+            freqs, temperature = _rows(freqs, batch), None if temperature is None else _rows(temperature, batch)
+        schedules.append((freqs, temperature))
     return schedules
+
+
+def _rows(value: torch.Tensor, batch: int) -> torch.Tensor:
+    """``value`` (R, ...) for ``batch`` rows: as is when R is 1 or ``batch`` (broadcast), else repeated (row j is
+    row j mod R, calc_cond_batch's order)."""
+    rows = value.shape[0]
+    return value if rows in (1, batch) else value.repeat(batch // rows, *([1] * (value.dim() - 1)))
 
 
 def embed_ids(ids: torch.Tensor, axes_dim: list[int], theta: float, spatial: tuple[AxisSchedule, ...],
@@ -107,8 +119,9 @@ def embed_ids(ids: torch.Tensor, axes_dim: list[int], theta: float, spatial: tup
     (the stock formula).
     """
     device = device or math_device(ids.device)
+    schedules = _schedules(axes_dim, theta, spatial, device, ids.shape[0])
     tables = [rotation_table(ids[..., column].to(device), freqs, temperature)
-              for column, (freqs, temperature) in enumerate(_schedules(axes_dim, theta, spatial, device))]
+              for column, (freqs, temperature) in enumerate(schedules)]
     batch = max(table.shape[0] for table in tables)
     table = torch.cat([t.expand(batch, *t.shape[1:]) for t in tables], dim=-3)
     return table.unsqueeze(unsqueeze_dim).to(ids.device)

@@ -68,6 +68,9 @@ class StepScope:
     sigma: torch.Tensor  # (B,): the step's sigma per sample; ControlNets in this step read it from here
     run: RunScope | None = None  # the run this step belongs to, for calls on threads that cannot see RUN
     spectra: dict = field(default_factory=dict)  # (patch_size, settings) -> LatentSpectrum of x_in
+    # (config, embedder, latent shape, device) -> the step's AxisSchedules, one row per sample of x_in: every call of
+    # the step (split conds, the rows of a CFG batch) uses them, so schedule and allocation run once per step
+    schedules: dict = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)  # one spectrum even when calls run in parallel
 
     def __deepcopy__(self, memo: dict) -> StepScope:
@@ -258,12 +261,36 @@ def build_call_scope(
     step: StepScope | None = None,
     verdicts: dict | None = None,
 ) -> CallScope | None:
-    """The schedule for one model call, or None when nothing is above the trained grid (exact stock behaviour)."""
+    """The schedule for one model call, or None when nothing is above the trained grid (exact stock behaviour).
+
+    Inside a sampler step, for a call whose rows are whole copies of the step's samples (calc_cond_batch
+    concatenates one copy per cond: row j is sample j mod B), the schedule is the step's, built once on the first
+    B rows and shared: its AxisSchedules then have B rows, which the embedder maps onto the call's rows.
+    """
     grid = adapter.token_grid(x)
     base_grid = adapter.base_grid(config.base_px(0.0), grid)
     scales = tuple(n / base for n, base in zip(grid, base_grid, strict=True))
     if all(s <= 1.0 for s in scales):
         return None
+    device = math_device(x.device)
+    scope = dict(embedder=embedder, pe_unsqueeze_dim=adapter.pe_unsqueeze_dim, device=device, grid=grid,
+                 verdicts=verdicts)
+    samples = None if step is None else step.x_in.shape[0]
+    if samples is None or step.x_in.shape[1:] != x.shape[1:] or x.shape[0] % samples or sigma.numel() != x.shape[0]:
+        return CallScope(axes=_axis_schedules(config, adapter, embedder, x, sigma, scales, base_grid, step), **scope)
+    key = (config, embedder, tuple(x.shape[1:]), x.device)
+    axes = step.schedules.get(key)
+    if axes is None:  # two threads may both build it (same values); the first one stored is kept
+        axes = _axis_schedules(config, adapter, embedder, x[:samples], sigma.reshape(-1)[:samples], scales, base_grid,
+                               step)
+        axes = step.schedules.setdefault(key, axes)
+    return CallScope(axes=axes, **scope)
+
+
+def _axis_schedules(config: PatchConfig, adapter: FamilyAdapter, embedder: torch.nn.Module, x: torch.Tensor,
+                    sigma: torch.Tensor, scales: tuple[float, ...], base_grid: tuple[float, ...],
+                    step: StepScope | None) -> tuple[AxisSchedule, ...]:
+    """Frequencies (and SEGA's or YaRN's temperatures) of each spatial axis for the rows of ``x``."""
     positions = config.effective_positions
     theta = float(embedder.theta)
     device = math_device(x.device)
@@ -302,8 +329,7 @@ def build_call_scope(
             m_scalar = yarn_attention_scale(scale)
             temperature = torch.full((1, dim // 2), m_scalar, dtype=torch.float64, device=device)
         axes.append(AxisSchedule(column, freqs, temperature))
-    return CallScope(embedder=embedder, axes=tuple(axes), pe_unsqueeze_dim=adapter.pe_unsqueeze_dim, device=device,
-                     grid=grid, verdicts=verdicts)
+    return tuple(axes)
 
 
 class ConcurrentSamplingError(RuntimeError):

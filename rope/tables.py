@@ -71,11 +71,12 @@ def gather_tables(parts: list[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tenso
 
     Args:
         parts: per axis, in pair order, ``(window_table, index)``: the ``(B_t, K, pairs_a, 2, 2)`` table of the
-            axis at its window positions (``B_t`` is 1 when every sample shares the axis' schedule) and the
-            ``(B_i, N)`` int64 window index of every token (``B_i`` is 1 or B).
+            axis at its window positions (``B_t`` rows; row b of the table uses window row ``b mod B_t``, so 1
+            broadcasts) and the ``(B_i, N)`` int64 window index of every token (``B_i`` is 1 or B).
 
     Returns:
-        float32 ``(B, N, sum pairs_a, 2, 2)``; entry ``[b, n]`` of axis ``a`` is ``window_table[b or 0, index[b, n]]``.
+        float32 ``(B, N, sum pairs_a, 2, 2)``; entry ``[b, n]`` of axis ``a`` is
+        ``window_table[b mod B_t, index[b or 0, n]]``.
     """
     batch = max(max(table.shape[0], index.shape[0]) for table, index in parts)
     tokens = parts[0][1].shape[1]
@@ -83,9 +84,10 @@ def gather_tables(parts: list[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tenso
     for table, index in parts:
         windows, width = table.shape[0], table.shape[1]
         rows = table.reshape(windows * width, -1)  # one row of pairs_a * 4 floats per (sample, window position)
-        if windows > 1:
-            index = index + torch.arange(windows, device=index.device)[:, None] * width
-        columns.append((rows, index.expand(batch, tokens).reshape(-1)))
+        index = index.expand(batch, tokens)
+        if windows > 1:  # sample b reads window table b mod B_t (B_t divides B: calc_cond_batch's row order)
+            index = index + (torch.arange(batch, device=index.device) % windows)[:, None] * width
+        columns.append((rows, index.reshape(-1)))
     total = sum(rows.shape[1] for rows, _ in columns)
     if torch.compiler.is_compiling():  # out= into a view is eager-only; the compiler fuses the concatenation
         flat = torch.cat([torch.index_select(rows, 0, index) for rows, index in columns], dim=1)

@@ -202,3 +202,34 @@ def test_torch_compile_no_graph_break_from_our_frames_and_no_recompile_per_step(
     assert len(set(frames_after_call[1:])) == 1, frames_after_call  # nothing compiled after the second call
     eager = tiny_models.sample(patched(), "flux", tokens=GRID, steps=4, cfg=3.0, negative=negative)
     assert torch.equal(runs[0], eager) and torch.equal(runs[1], eager)
+
+
+@pytest.mark.parametrize("negative_tokens", [7, 5])  # one CFG batch of 2; split conds (one call each)
+def test_schedule_and_allocation_once_per_step_and_broadcast_to_the_cfg_rows(monkeypatch, negative_tokens):
+    """DyPE + SEGA: the frequencies, the spectrum and SEGA's allocation are built once per step on the step's one
+    sample, and the gathered tables read that one row for the cond and the uncond rows (bit-identity of the result
+    is the parity tests' and the tests above)."""
+    from test_sega_host import sega
+
+    runtime, embedder = _pack("nodes.runtime"), _pack("nodes.embedder")
+    schedules, window_rows = [], []
+    real_schedules, real_gather = runtime._axis_schedules, embedder.gather_tables
+
+    def counted_schedules(*args, **kwargs):
+        schedules.append(args[3].shape[0])  # rows of x it was built for
+        return real_schedules(*args, **kwargs)
+
+    def counted_gather(parts):
+        window_rows.append({table.shape[0] for table, _ in parts})
+        return real_gather(parts)
+
+    monkeypatch.setattr(runtime, "_axis_schedules", counted_schedules)
+    monkeypatch.setattr(embedder, "gather_tables", counted_gather)
+    steps = 3
+    model = sega(dype(tiny_models.build_flux(0)))
+    fam = tiny_models.FAMILIES["flux"]
+    with capture(model) as (clone, calls):
+        tiny_models.sample(clone, "flux", tokens=GRID, steps=steps, cfg=3.0, negative=fam.cond(negative_tokens, 2))
+    assert len(calls) == steps * (1 if negative_tokens == 7 else 2)
+    assert schedules == [1] * steps
+    assert window_rows and all(rows == {1} for rows in window_rows)
