@@ -359,24 +359,61 @@ def compile_facts(device: torch.device) -> dict[str, int]:
     return facts
 
 
+@contextlib.contextmanager
+def timed(targets: Sequence[tuple[object, str]], total: list) -> Iterator[None]:
+    """Add the wall time spent inside any of ``targets`` (object, attribute) to ``total[0]`` (outermost only)."""
+    reals = [(target, name, getattr(target, name)) for target, name in targets]
+    depth = [0]
+
+    def wrap(real):
+        def timed_call(*args, **kwargs):
+            depth[0] += 1
+            start = time.perf_counter()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                depth[0] -= 1
+                if depth[0] == 0:
+                    total[0] += time.perf_counter() - start
+
+        return functools.wraps(real)(timed_call)
+
+    for target, name, real in reals:
+        setattr(target, name, wrap(real))
+    try:
+        yield
+    finally:
+        for target, name, real in reals:
+            setattr(target, name, real)
+
+
 def whole_sampling(side: int, steps: int, runs: int, blocks: tuple[int, int], device: torch.device) -> dict:
-    """Wall time of comfy.sample.sample, patched (DyPE; DyPE + SEGA) vs stock, interleaved, cfg 1 and 3.5 (one
-    CFG batch of 2: both prompts have the same length)."""
+    """Wall time of comfy.sample.sample, patched (DyPE + SEGA: every per-call path of ours) vs stock, interleaved,
+    cfg 1 and 3.5 (one CFG batch of 2: both prompts have the same length), and the time spent building RoPE tables
+    inside it (stock: EmbedND; patched: our schedule, SEGA spectrum and allocation, table, ids check)."""
+    from comfy.ldm.flux.layers import EmbedND
+
+    from . import embedder, runtime
+
     # One model per variant (same weights): clones of one model would re-patch it each time they take turns.
-    models = {"stock": tiny_flux(*blocks, 1, device), "dype": patched(tiny_flux(*blocks, 1, device)),
-              "dype+sega": patched(tiny_flux(*blocks, 1, device), sega=True)}
+    models = {"stock": tiny_flux(*blocks, 1, device), "dype+sega": patched(tiny_flux(*blocks, 1, device), sega=True)}
+    rope_work = {"stock": [(EmbedND, "forward")],
+                 "dype+sega": [(embedder.ExtrapolatingRopeEmbedder, "forward"), (runtime, "build_call_scope"),
+                               (runtime, "_file_window_flags"), (runtime, "ids_signature")]}
     for model in models.values():  # warm-up: load, first-call checks, allocator
         sample(model, side // 2, 1, 1.0)
     out = {}
     for cfg in (1.0, 3.5):
         times = {name: [] for name in models}
+        rope = {name: [0.0] for name in models}
         for _ in range(runs):
             for name, model in models.items():
-                start = time.perf_counter()
-                sample(model, side, steps, cfg)
-                _sync(device)
-                times[name].append(time.perf_counter() - start)
-        out[cfg] = {name: (statistics.median(v), min(v), max(v)) for name, v in times.items()}
+                with timed(rope_work[name], rope[name]):
+                    start = time.perf_counter()
+                    sample(model, side, steps, cfg)
+                    _sync(device)
+                    times[name].append(time.perf_counter() - start)
+        out[cfg] = {name: (statistics.median(v), min(v), max(v), rope[name][0] / sum(v)) for name, v in times.items()}
     return out
 
 
@@ -454,13 +491,14 @@ def main(argv: Sequence[str], prog: str = "bench") -> int:
         timing = whole_sampling(args.sampling_side, 4, args.sampling_runs, tuple(args.blocks), device)
         for cfg, by_name in timing.items():
             stock = by_name["stock"][0]
-            for name in ("dype", "dype+sega"):
-                med, low, high = by_name[name]
-                run_lines.append(
-                    f"| whole sampling, s (median [min–max] of {args.sampling_runs}) | Flux {args.sampling_side}², "
-                    f"{sum(args.blocks)} blocks, 4 steps, cfg {cfg:g}, {name} | {stock:.1f} "
-                    f"[{by_name['stock'][1]:.1f}–{by_name['stock'][2]:.1f}] | {med:.1f} [{low:.1f}–{high:.1f}] | "
-                    f"{med / stock:.3f} |")
+            med, low, high, share = by_name["dype+sega"]
+            case = f"Flux {args.sampling_side}², {sum(args.blocks)} blocks, 4 steps, cfg {cfg:g}, DyPE + SEGA"
+            run_lines.append(
+                f"| whole sampling, s (median [min–max] of {args.sampling_runs}) | {case} | {stock:.1f} "
+                f"[{by_name['stock'][1]:.1f}–{by_name['stock'][2]:.1f}] | {med:.1f} [{low:.1f}–{high:.1f}] | "
+                f"{med / stock:.3f} |")
+            run_lines.append(f"| share of that time spent building RoPE tables | {case} | "
+                             f"{100 * by_name['stock'][3]:.2f}% | {100 * share:.2f}% | – |")
     print("\n".join(run_lines), flush=True)
     lines += run_lines
     lines.append(f"\nBench wall time: {time.perf_counter() - started:.0f} s.")
