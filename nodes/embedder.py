@@ -43,6 +43,8 @@ class ExtrapolatingRopeEmbedder(torch.nn.Module):
                 # Another clone's replacement of the same module took its place in the middle of this call.
                 raise concurrent_sampling_error("base", "the RoPE embedder", self)
             return self.original(ids)  # an embedder of another model called inside this one's call
+        if ids.shape[0] == 1 and scope.batch > 1:  # one ids row for the call's samples (Lumina's caption on newer
+            ids = ids.expand(scope.batch, *ids.shape[1:])  # hosts): one table row per sample, as for a batch of ids
         radius = _window(ids, scope)
         if radius is None:
             return embed_ids(ids, self.axes_dim, float(self.theta), scope.axes, scope.pe_unsqueeze_dim, scope.device)
@@ -104,10 +106,12 @@ def _schedules(axes_dim: list[int], theta: float, spatial: tuple[AxisSchedule, .
 
 
 def _rows(value: torch.Tensor, batch: int) -> torch.Tensor:
-    """``value`` (R, ...) for ``batch`` rows: as is when R is 1 or ``batch`` (broadcast), else repeated (row j is
-    row j mod R, calc_cond_batch's order)."""
+    """``value`` (R, ...) for ``batch`` rows: as is when R is 1 or ``batch`` (broadcast) or does not divide it
+    (broadcasting then decides, as for any schedule), else repeated (row j is row j mod R, calc_cond_batch's order)."""
     rows = value.shape[0]
-    return value if rows in (1, batch) else value.repeat(batch // rows, *([1] * (value.dim() - 1)))
+    if rows in (1, batch) or batch % rows:
+        return value
+    return value.repeat(batch // rows, *([1] * (value.dim() - 1)))
 
 
 def embed_ids(ids: torch.Tensor, axes_dim: list[int], theta: float, spatial: tuple[AxisSchedule, ...],

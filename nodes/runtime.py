@@ -93,6 +93,7 @@ class CallScope:
     pe_unsqueeze_dim: int = 1  # the family's pe layout (FamilyAdapter.pe_unsqueeze_dim)
     device: torch.device | None = None  # where tables are computed (math_device of the latent's device)
     grid: tuple[int, int] | None = None  # token rows and cols of the generated latent
+    batch: int = 1  # rows of the call's latent: tables have at least these rows (axes may have fewer, see below)
     # The run's verdicts for this call's ids signature (None: outside a run, always the stock formula), and the
     # (key, miss flag) the embedder leaves per table it builds, which apply_model_wrapper files after the call.
     verdicts: dict | None = None
@@ -274,7 +275,7 @@ def build_call_scope(
         return None
     device = math_device(x.device)
     scope = dict(embedder=embedder, pe_unsqueeze_dim=adapter.pe_unsqueeze_dim, device=device, grid=grid,
-                 verdicts=verdicts)
+                 batch=x.shape[0], verdicts=verdicts)
     samples = None if step is None else step.x_in.shape[0]
     if samples is None or step.x_in.shape[1:] != x.shape[1:] or x.shape[0] % samples or sigma.numel() != x.shape[0]:
         return CallScope(axes=_axis_schedules(config, adapter, embedder, x, sigma, scales, base_grid, step), **scope)
