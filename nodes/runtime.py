@@ -93,7 +93,7 @@ class CallScope:
     pe_unsqueeze_dim: int = 1  # the family's pe layout (FamilyAdapter.pe_unsqueeze_dim)
     device: torch.device | None = None  # where tables are computed (math_device of the latent's device)
     grid: tuple[int, int] | None = None  # token rows and cols of the generated latent
-    batch: int = 1  # rows of the call's latent: tables have at least these rows (axes may have fewer, see below)
+    batch: int = 1  # rows of the call's latent: tables have at least these rows (axes may have fewer: build_call_scope)
     # The run's verdicts for this call's ids signature (None: outside a run, always the stock formula), and the
     # (key, miss flag) the embedder leaves per table it builds, which apply_model_wrapper files after the call.
     verdicts: dict | None = None
