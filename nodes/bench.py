@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import functools
 import importlib
+import importlib.util
 import os
 import platform
 import statistics
@@ -283,30 +284,28 @@ def tensor_reads_from_pack(reads: list) -> Iterator[None]:
 
 
 def per_step_counts(device: torch.device) -> dict[str, float]:
-    """DyPE + SEGA on a tiny Flux, split conds (different text lengths: one model call each), 4 steps."""
-    from ..spectral import profiles
-    from . import embedder, runtime
+    """DyPE + SEGA on a tiny Flux, split conds (different text lengths: one model call each), 4 steps: model calls,
+    latent spectra (the FFT), tables built and gathered, and tensor values our code reads (and where)."""
+    import comfy.patcher_extension as ext
 
-    steps, counts = 4, {"calls": [], "spectrum": [], "table": [], "gather": [], "reads": []}
+    from .. import spectral
+    from . import embedder
+
+    steps = 4
     model = patched(tiny_flux(1, 1, 1, device), sega=True, base_px=SMALL_BASE_PX)
     spectra, tables, gathers, reads, model_calls = [], [], [], [], []
-    import comfy.patcher_extension as ext
 
     def count_call(executor, *args, **kwargs):
         model_calls.append(1)
         return executor(*args, **kwargs)
 
     model.add_wrapper_with_key(ext.WrappersMP.APPLY_MODEL, "bench_count", count_call)
-    import sys as _sys
-
-    spectral = _sys.modules[profiles.__name__.rsplit(".", 1)[0]]
     with counting(spectral, "latent_spectrum", spectra), \
             counting(embedder.ExtrapolatingRopeEmbedder, "forward", tables), \
             counting(embedder, "gather_tables", gathers), \
             tensor_reads_from_pack(reads):
         sample(model, 512, steps, 3.0, negative_tokens=9)
     in_steps = [r for r in reads if r[0] != "_report_run"]
-    del counts, runtime
     return {"steps": steps, "calls": len(model_calls) / steps, "spectrum": len(spectra) / steps,
             "table": len(tables) / steps, "gather": len(gathers), "reads_in_steps": len(in_steps),
             "reads_in_steps_device": sum(1 for r in in_steps if r[1] != "cpu"),
