@@ -33,6 +33,14 @@ TEXT_TOKENS = 512  # T5 tokens of Flux/Qwen prompts as ComfyUI pads them
 FLUX_AXES, THETA = [16, 56, 56], 10000
 SIGMA = 0.7  # a mid-schedule flow time: the dynamic schedules are fully active
 SMALL_BASE_PX = 256  # trained size given to the tiny model of the count and compile checks, sampled at 512²
+PACK_SOURCES = tuple(str(PACK_ROOT / part) + tail for part, tail in
+                     (("nodes", os.sep), ("rope", os.sep), ("spectral", os.sep), ("__init__.py", "")))
+
+
+def is_pack_source(filename: str) -> bool:
+    """A frame in the pack's own code: not merely under the checkout, which may hold .venv (with ComfyUI), .hosts
+    and tests."""
+    return filename.startswith(PACK_SOURCES)
 
 
 def _boot() -> None:
@@ -263,12 +271,11 @@ def tensor_reads_from_pack(reads: list) -> Iterator[None]:
     """Record every .item()/.tolist()/bool()/float()/int() of a tensor whose caller is the pack (tests excluded)."""
     names = ("item", "tolist", "__bool__", "__float__", "__int__")
     reals = {name: getattr(torch.Tensor, name) for name in names}
-    root = str(PACK_ROOT) + os.sep
 
     def spy(name):
         def read(self, *args, **kwargs):
             caller = traceback.extract_stack(limit=2)[0]
-            if caller.filename.startswith(root) and not caller.filename.startswith(root + "tests"):
+            if is_pack_source(caller.filename):
                 reads.append((caller.name, self.device.type))
             return reals[name](self, *args, **kwargs)
 
@@ -333,11 +340,10 @@ def compile_facts(device: torch.device) -> dict[str, int]:
         model.add_wrapper_with_key(ext.WrappersMP.DIFFUSION_MODEL, "bench_explain", explain)
         sample(model, 512, 1, 1.0)
         torch._dynamo.reset()
-        root = str(PACK_ROOT) + os.sep
         facts[f"{name}_breaks"] = explained[0].graph_break_count
         facts[f"{name}_ours"] = sum(
             1 for b in explained[0].break_reasons
-            if any(f.filename.startswith(root) and not f.filename.startswith(root + "tests") for f in b.user_stack))
+            if any(is_pack_source(f.filename) for f in b.user_stack))
         counter = CompileCounter()
         compiled = make()
         set_torch_compile_wrapper(compiled, backend=counter)

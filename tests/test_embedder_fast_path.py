@@ -133,10 +133,7 @@ def test_ids_that_change_under_one_signature_are_reported(gathers, caplog):
 
 
 def _is_pack_source(filename: str) -> bool:
-    """A frame in the pack's own code. Not merely under the checkout: CI's .venv (ComfyUI 0.3.75 included) and
-    .hosts/ live inside it, and neither are tests/."""
-    root = _pack("nodes.runtime").__file__.rsplit("/nodes/", 1)[0] + "/"
-    return filename.startswith(tuple(root + part for part in ("nodes/", "rope/", "spectral/", "__init__.py")))
+    return _pack("nodes.bench").is_pack_source(filename)
 
 
 @pytest.mark.parametrize("with_sega", [False, True])
