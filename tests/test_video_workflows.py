@@ -8,7 +8,6 @@ their scaled trained size and the stock graph at it.
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 import host
@@ -25,14 +24,6 @@ def comfy() -> registry.Host:
     if registry.OUR_NODE not in comfy.object_info():
         pytest.fail(f"{registry.OUR_NODE} is not registered; pack load: {comfy.pack_error or 'ok'}")
     return comfy
-
-
-def _bypass_ours(wf: dict) -> dict:
-    wf = copy.deepcopy(wf)
-    for node in wf["nodes"]:
-        if node["type"] in runner.OUR_NODES:
-            node["mode"] = 4
-    return wf
 
 
 @pytest.mark.parametrize("path", VIDEO, ids=[p.name for p in VIDEO])
@@ -56,7 +47,7 @@ def test_video_workflow_runs_end_to_end_on_tiny_models(path: Path, tmp_path: Pat
 def test_wan22_pair_changes_the_video_only_above_its_base(tmp_path: Path, comfy):
     # The pair: each model patched by its own DyPE node, the high-noise sampler handing over at half the steps.
     wf = runner.load_workflow(runner.WORKFLOWS_DIR / video_workflows.WAN22_1088P)
-    plain, _ = runner.make_tiny(runner.to_api(_bypass_ours(wf)))
+    plain, _ = runner.make_tiny(runner.to_api(runner.bypass_ours(wf)))
     active, plan = runner.make_tiny(runner.to_api(wf))
     assert len(plan.base_px) == 2 and sorted(plan.step_windows.values()) == [(0, 1), (1, 2)]
     width, height = plan.latent_px[0]

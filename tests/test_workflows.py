@@ -9,7 +9,6 @@ Tests that need our nodes skip only while the pack source does not define them y
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
@@ -60,14 +59,6 @@ def this_host_has_it(request, comfy) -> None:
     reason = runner.host_lacks(runner.load_workflow(path))
     if reason:
         pytest.skip(f"{path.stem}: {reason}")
-
-
-def _bypass_ours(wf: dict) -> dict:
-    wf = copy.deepcopy(wf)
-    for node in wf["nodes"]:
-        if node["type"] in runner.OUR_NODES:
-            node["mode"] = 4
-    return wf
 
 
 def test_all_examples_are_shipped_and_generated():
@@ -148,7 +139,7 @@ def test_runs_end_to_end_on_tiny_models(path: Path, tmp_path: Path, our_nodes, t
 def test_our_nodes_change_the_image_only_above_their_base(tmp_path: Path, our_nodes):
     path = runner.WORKFLOWS_DIR / make_workflows.FLUX_KREA_4096
     wf = runner.load_workflow(path)
-    plain, _ = runner.make_tiny(runner.to_api(_bypass_ours(wf)), side=128)
+    plain, _ = runner.make_tiny(runner.to_api(runner.bypass_ours(wf)), side=128)
     active, plan = runner.make_tiny(runner.to_api(wf), side=128)
     assert all(b < 128 for b in plan.base_px.values())
     at_base, _ = runner.make_tiny(runner.to_api(wf), side=128, base_px=128)
@@ -164,7 +155,7 @@ def test_our_nodes_change_the_image_only_above_their_base(tmp_path: Path, our_no
 @pytest.mark.parametrize("name", [make_workflows.FLUX_DEV_UHD, make_workflows.QWEN_4096])
 def test_stock_graph_runs_with_our_nodes_bypassed(name: str, tmp_path: Path, comfy):
     # Independent of our nodes: loaders → prompts → sampler → tiled decode → save, for both families.
-    prompt = runner.to_api(_bypass_ours(runner.load_workflow(runner.WORKFLOWS_DIR / name)))
+    prompt = runner.to_api(runner.bypass_ours(runner.load_workflow(runner.WORKFLOWS_DIR / name)))
     assert not any(n["class_type"] in runner.OUR_NODES for n in prompt.values())
     result = runner.execute(runner.make_tiny(prompt)[0], tmp_path)
     assert result.success, result.error()
@@ -183,7 +174,7 @@ def _link(wf: dict, src: dict, link_id: int, dst: dict, dst_input: str) -> None:
 
 
 def test_converter_follows_reroute_bypass_mute_and_primitive(object_info):
-    wf = _bypass_ours(runner.load_workflow(runner.WORKFLOWS_DIR / make_workflows.FLUX_DEV_4096))
+    wf = runner.bypass_ours(runner.load_workflow(runner.WORKFLOWS_DIR / make_workflows.FLUX_DEV_4096))
     ksampler, decode, vae = _node(wf, "KSampler"), _node(wf, "VAEDecodeTiled"), _node(wf, "VAELoader")
     negative_link = next(s["link"] for s in ksampler["inputs"] if s["name"] == "negative")
     next(n for n in wf["nodes"] if n["id"] == wf["links"][negative_link - 1][1])["mode"] = 2  # mute

@@ -42,6 +42,15 @@ def to_api(workflow: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return ui_to_api(workflow, registry.boot().object_info())
 
 
+def bypass_ours(workflow: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a UI workflow with our nodes bypassed (mode 4), as a user compares with Ctrl+B."""
+    workflow = copy.deepcopy(workflow)
+    for node in workflow["nodes"]:
+        if node["type"] in OUR_NODES:
+            node["mode"] = 4
+    return workflow
+
+
 def model_family_of(prompt: dict[str, dict[str, Any]]) -> str:
     """The pack adapter of the diffusion model files the prompt loads (registry.MODEL_FAMILY); a pair of models
     (Wan 2.2 high + low noise) must be one family."""
