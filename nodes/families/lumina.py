@@ -31,19 +31,14 @@ Z_IMAGE = FamilyAdapter(
     preview_shift=("linear", 3.0),
 )
 
-LUMINA2 = FamilyAdapter(
+# Lumina 2: Z-Image's layout and caption rule with its own RoPE (the class both share tells them apart by theta).
+LUMINA2 = replace(
+    Z_IMAGE,
     name="lumina2",
     display_name="Lumina-Image 2",
-    model_base_classes=frozenset({"Lumina2"}),
-    embedder_attr="diffusion_model.rope_embedder",
-    spatial_axes=(1, 2),
-    patch_size=2,
-    px_per_token=16,
-    default_base_px=1024,
-    base_source="SwarmUI default 1024 (INFERRED)",
+    accepts=None,
     theta=10000.0,
     axes_dim=(32, 32, 32),
-    text="caption sequential on its own axis 0 (never scaled), 0 on rows/cols",
     preview_shift=("linear", 6.0),
 )
 
