@@ -72,6 +72,7 @@ class StepScope:
     # the step (split conds, the rows of a CFG batch) uses them, so schedule and allocation run once per step
     schedules: dict = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)  # one spectrum even when calls run in parallel
+    model: object | None = None  # the BaseModel sampled (SEGA "paper" embeds the step's latent with its layer)
 
     def __deepcopy__(self, memo: dict) -> StepScope:
         return self  # a scope is shared by reference: a copied options dict must still reach the same step
@@ -218,7 +219,7 @@ def _report_run(run: RunScope) -> None:
 
 def calc_cond_batch_wrapper(executor, model, conds, x_in, timestep, model_options):
     """Open a step scope holding the step's full latent, so the spectrum is computed once per step."""
-    step = StepScope(x_in=x_in, sigma=timestep, run=RUN.get())
+    step = StepScope(x_in=x_in, sigma=timestep, run=RUN.get(), model=model)
     options = dict(model_options)  # the step's own copy: the clone's model_options are never written
     options["transformer_options"] = {**model_options.get("transformer_options", {}), STEP_KEY: step}
     token = STEP.set(step)
@@ -228,22 +229,43 @@ def calc_cond_batch_wrapper(executor, model, conds, x_in, timestep, model_option
         STEP.reset(token)
 
 
-def _latent_spectrum(x: torch.Tensor, adapter: FamilyAdapter, settings, step: StepScope | None):
-    """Per-sample spectrum for the rows of this call, reusing the step's when the call holds the step's samples."""
-    from ..spectral import latent_spectrum
+def _compute_spectrum(latent: torch.Tensor, sigma: torch.Tensor, adapter: FamilyAdapter, settings,
+                      base_model) -> object:
+    """The spectrum ``settings.recipe`` asks for (spectral/recipes.py) of ``latent``."""
+    from ..spectral import latent_spectrum, recipe_rules, token_map_spectrum
+    from .token_maps import embedded_token_map, packed_token_map
 
+    rules = recipe_rules(settings.recipe)
+    if rules.spectrum == "latent":
+        return latent_spectrum(latent, adapter.patch_size, settings)
+    if rules.spectrum == "embedding":
+        if base_model is None:
+            raise ValueError("SEGA recipe 'paper' takes its spectrum through the model's patch embedding: pass the "
+                             "model (build_call_scope(base_model=...)) or sample inside a sampler step.")
+        token_map = embedded_token_map(base_model, adapter, latent, sigma)
+    else:
+        token_map = packed_token_map(base_model, adapter, latent, sigma)
+    return token_map_spectrum(token_map, settings, per_sample=rules.per_sample)
+
+
+def _latent_spectrum(x: torch.Tensor, sigma: torch.Tensor, adapter: FamilyAdapter, settings, step: StepScope | None,
+                     base_model=None):
+    """The spectrum for the rows of this call, reusing the step's when the call holds the step's samples."""
+    model = base_model if base_model is not None else (step.model if step is not None else None)
     if step is None or step.x_in.shape[1:] != x.shape[1:] or x.shape[0] % step.x_in.shape[0]:
-        return latent_spectrum(x, adapter.patch_size, settings)  # called outside a sampler step, or area-cropped
+        return _compute_spectrum(x, sigma, adapter, settings, model)  # outside a sampler step, or area-cropped
     key = (adapter.patch_size, settings)
     with step.lock:
         spectrum = step.spectra.get(key)
         if spectrum is None:
-            spectrum = step.spectra[key] = latent_spectrum(step.x_in.to(x.device), adapter.patch_size, settings)
+            sigma_in = step.sigma if step.sigma.numel() == step.x_in.shape[0] else sigma.reshape(-1)[:1]
+            spectrum = step.spectra[key] = _compute_spectrum(step.x_in.to(x.device), sigma_in.to(x.device), adapter,
+                                                              settings, model)
     if spectrum.valid.device != x.device:  # a worker thread on another device
         spectrum = replace(spectrum, **{f.name: getattr(spectrum, f.name).to(x.device) for f in fields(spectrum)})
     repeats = x.shape[0] // step.x_in.shape[0]
-    if repeats == 1:
-        return spectrum
+    if repeats == 1 or spectrum.valid.shape[0] != step.x_in.shape[0] or step.x_in.shape[0] == 1:
+        return spectrum  # one row (the batch's spectrum, or one sample) broadcasts over the call's rows
     # calc_cond_batch concatenates one full copy of x_in per cond, in order: row j is sample j mod B.
     per_sample = ("axis_h", "axis_w", "radial", "spread", "valid")
     return replace(spectrum, **{name: _repeat_rows(getattr(spectrum, name), repeats) for name in per_sample})
@@ -261,76 +283,97 @@ def build_call_scope(
     sigma: torch.Tensor,
     step: StepScope | None = None,
     verdicts: dict | None = None,
+    base_model=None,
 ) -> CallScope | None:
     """The schedule for one model call, or None when nothing is above the trained grid (exact stock behaviour).
 
     Inside a sampler step, for a call whose rows are whole copies of the step's samples (calc_cond_batch
     concatenates one copy per cond: row j is sample j mod B), the schedule is the step's, built once on the first
     B rows and shared: its AxisSchedules then have B rows, which the embedder maps onto the call's rows.
+    ``base_model`` is the BaseModel being sampled (SEGA's "paper" spectrum embeds the latent with its layer; inside
+    a step the step's model is used).
     """
+    from .axis_plan import plan_call
+
     grid = adapter.token_grid(x)
-    base_grid = adapter.base_grid(config.base_px(0.0), grid)
-    scales = tuple(n / base for n, base in zip(grid, base_grid, strict=True))
-    if all(s <= 1.0 for s in scales):
+    plans = plan_call(config, adapter, grid)
+    if plans is None:
         return None
     device = math_device(x.device)
     scope = dict(embedder=embedder, pe_unsqueeze_dim=adapter.pe_unsqueeze_dim, device=device, grid=grid,
                  batch=x.shape[0], verdicts=verdicts)
     samples = None if step is None else step.x_in.shape[0]
     if samples is None or step.x_in.shape[1:] != x.shape[1:] or x.shape[0] % samples or sigma.numel() != x.shape[0]:
-        return CallScope(axes=_axis_schedules(config, adapter, embedder, x, sigma, scales, base_grid, step), **scope)
+        axes = _axis_schedules(config, adapter, embedder, x, sigma, plans, step, base_model)
+        return CallScope(axes=axes, **scope)
     key = (config, embedder, tuple(x.shape[1:]), x.device)
     axes = step.schedules.get(key)
     if axes is None:  # two threads may both build it (same values); the first one stored is kept
-        axes = _axis_schedules(config, adapter, embedder, x[:samples], sigma.reshape(-1)[:samples], scales, base_grid,
-                               step)
+        axes = _axis_schedules(config, adapter, embedder, x[:samples], sigma.reshape(-1)[:samples], plans, step,
+                               base_model)
         axes = step.schedules.setdefault(key, axes)
     return CallScope(axes=axes, **scope)
 
 
+#: The reference codes switch SEGA off where m_ref does not exceed 1 (their ``base_mscale > 1 + 1e-8``).
+_REFERENCE_MIN_M_REF = 1.0 + 1e-8
+
+
 def _axis_schedules(config: PatchConfig, adapter: FamilyAdapter, embedder: torch.nn.Module, x: torch.Tensor,
-                    sigma: torch.Tensor, scales: tuple[float, ...], base_grid: tuple[float, ...],
-                    step: StepScope | None) -> tuple[AxisSchedule, ...]:
+                    sigma: torch.Tensor, plans: tuple, step: StepScope | None,
+                    base_model=None) -> tuple[AxisSchedule, ...]:
     """Frequencies (and SEGA's or YaRN's temperatures) of each spatial axis for the rows of ``x``."""
+    from ..rope import ntk_frequencies
+    from ..spectral import axis_temperatures, reference_temperature
+
     positions = config.effective_positions
     theta = float(embedder.theta)
     device = math_device(x.device)
     t = sigma.detach().to(device=device, dtype=torch.float64).reshape(-1)  # flow time = sigma, clamped in rope/
 
     spectrum = None
-    if config.sega is not None:
-        spectrum = _latent_spectrum(x, adapter, config.sega, step)
+    sega = config.sega
+    if sega is not None:
+        spectrum = _latent_spectrum(x, sigma, adapter, sega, step, base_model)
         run = _current_run(step)
         if run is not None:
             run.fallback_flags.append(~spectrum.valid)
         if device != x.device:
             spectrum = replace(spectrum, **{f.name: getattr(spectrum, f.name).to(device) for f in fields(spectrum)})
 
-    axes = []
-    for column, scale, base_tokens, band_key in zip(adapter.spatial_axes, scales, base_grid, ("h", "w"), strict=True):
-        dim = embedder.axes_dim[column]
-        if scale <= 1.0:
-            axes.append(AxisSchedule(column, plain_frequencies(dim, theta, device)[None], None))
+    freqs_per_axis, temperatures = [], []
+    for plan, band_key in zip(plans, ("h", "w"), strict=True):
+        dim = embedder.axes_dim[plan.column]
+        if not plan.rescaled:
+            freqs_per_axis.append(plain_frequencies(dim, theta, device)[None])
+            temperatures.append(None)
             continue
-        freqs = axis_frequencies(positions, dim, theta, scale, base_tokens, t)
+        if plan.ntk_factor is not None:
+            freqs = ntk_frequencies(dim, theta, plan.ntk_factor, device)[None]
+        else:
+            freqs = axis_frequencies(positions, dim, theta, plan.scale, plan.base_tokens, t)
         temperature = None
-        if config.sega is not None:
-            from ..spectral import axis_temperatures
-
-            temperature = axis_temperatures(
-                freqs,
-                getattr(spectrum, f"band_{band_key}"),
-                getattr(spectrum, f"axis_{band_key}"),
-                spectrum.spread,
-                scale,
-                config.sega,
-                spectrum.valid,
-            )
+        if sega is not None:
+            m_ref = reference_temperature(plan.m_ref_scale, sega.kappa, sega.m_ref)
+            if sega.recipe == "refined" or m_ref > _REFERENCE_MIN_M_REF:
+                temperature = axis_temperatures(
+                    freqs,
+                    getattr(spectrum, f"band_{band_key}"),
+                    getattr(spectrum, f"axis_{band_key}"),
+                    spectrum.spread,
+                    plan.m_ref_scale,
+                    sega,
+                    spectrum.valid,
+                )
         elif positions.method == "yarn":
-            m_scalar = yarn_attention_scale(scale)
-            temperature = torch.full((1, dim // 2), m_scalar, dtype=torch.float64, device=device)
-        axes.append(AxisSchedule(column, freqs, temperature))
-    return tuple(axes)
+            temperature = torch.full((1, dim // 2), yarn_attention_scale(plan.scale), dtype=torch.float64,
+                                     device=device)
+        freqs_per_axis.append(freqs)
+        temperatures.append(temperature)
+    return tuple(
+        AxisSchedule(plan.column, freqs, temperatures[plan.temperature_axis] if plan.rescaled else None)
+        for plan, freqs in zip(plans, freqs_per_axis, strict=True)
+    )
 
 
 class ConcurrentSamplingError(RuntimeError):
@@ -371,7 +414,7 @@ def apply_model_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control
             if run is not None:
                 signature = ids_signature(x, c_concat, c_crossattn, transformer_options or {}, kwargs)
                 verdicts = _resolved(run.ids_checks.setdefault(signature, {}))
-            scope = build_call_scope(config, adapter, embedder, x, t, step, verdicts)
+            scope = build_call_scope(config, adapter, embedder, x, t, step, verdicts, base_model)
         else:
             _warn(
                 f"DyPE/SEGA: {adapter.embedder_attr} of {type(base_model).__name__} is "

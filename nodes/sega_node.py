@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from comfy_api.latest import io
 
-from ..spectral import ALLOCATIONS, MAX_ALPHA, REFERENCE_RULES, SegaSettings
+from ..spectral import ALLOCATIONS, MAX_ALPHA, REFERENCE_RULES, RULES, SegaSettings, recipe_from_label
 from .patch import patch_model
+
+RECIPE_LABELS = [rules.label for rules in RULES.values()]
+RECIPE_TOOLTIP = (
+    "Which code SEGA reproduces. paper (official SEGA code): the SEGA authors' inference code (rajabi2001/sega), "
+    "behind the paper's published numbers (FLUX.1-dev and Qwen-Image at 2K-5K; default). "
+    "diffusers port: apply_dype(method='sega') of the diffusers port (smellslikeml/diffusers), behind its flat-sky "
+    "speckle numbers on FLUX.1-Krea-dev. "
+    "refined (ours): the spectrum of the latent itself, band-limited, per sample; no published numbers."
+)
 
 
 class SEGAAttention(io.ComfyNode):
@@ -19,9 +28,10 @@ class SEGAAttention(io.ComfyNode):
                 "Spectral-Energy Guided Attention: replaces the single YaRN attention temperature by one scale per "
                 "RoPE frequency pair, computed every step from the spectrum of the current latent (per image axis, "
                 "per sample). Removes the multicoloured speckle in flat regions at 4K while keeping detail. Alone, "
-                "with its defaults, it is the published SEGA recipe (static NTK positions). After 'DyPE Patch Model' "
-                "it keeps DyPE's dynamic positions: our composition, no published numbers yet. At or below the "
-                "trained size the model is unchanged."
+                "with the default recipe 'paper', it is the SEGA authors' own code (its static NTK positions, "
+                "spectrum and temperatures), the one behind the paper's numbers. After 'DyPE Patch Model' it keeps "
+                "DyPE's dynamic positions and supplies only the temperatures (the recipe's spectrum and m_ref): our "
+                "composition, no published numbers yet. At or below the trained size the model is unchanged."
             ),
             inputs=[
                 io.Model.Input("model", tooltip="A model of a supported RoPE family (image or video), patched by DyPE or not."),
@@ -54,6 +64,8 @@ class SEGAAttention(io.ComfyNode):
                                tooltip="The mean temperature per axis. power: s^κ (the port and the SEGA paper, "
                                "default). yarn: 0.1·ln s + 1, DyPE's YaRN temperature, so SEGA only redistributes "
                                "it across pairs."),
+                io.Combo.Input("recipe", options=RECIPE_LABELS, default=RECIPE_LABELS[0], optional=True,
+                               tooltip=RECIPE_TOOLTIP),
             ],
             outputs=[io.Model.Output(tooltip="A patched clone; the input model is unchanged.")],
         )
@@ -61,7 +73,8 @@ class SEGAAttention(io.ComfyNode):
     @classmethod
     def execute(cls, model, kappa: float, alpha: float, beta: float, spread_min: float, spread_max: float,
                 spread_alpha: float, floor: float, base_resolution: int, allocation: str = "rank",
-                m_ref: str = "power") -> io.NodeOutput:
+                m_ref: str = "power", recipe: str = RECIPE_LABELS[0]) -> io.NodeOutput:
         settings = SegaSettings(kappa=kappa, alpha=alpha, beta=beta, spread_min=spread_min, spread_max=spread_max,
-                                spread_alpha=spread_alpha, floor=floor, allocation=allocation, m_ref=m_ref)
+                                spread_alpha=spread_alpha, floor=floor, allocation=allocation, m_ref=m_ref,
+                                recipe=recipe_from_label(recipe))
         return io.NodeOutput(patch_model(model, lambda config: config.with_sega(settings, base_resolution)))

@@ -8,6 +8,7 @@ from .schedules import (
     plain_frequencies,
     yarn_attention_scale,
 )
+from .sega_ntk import ntk_frequencies, official_ntk_factor, official_qwen_ntk_factors, port_ntk_factor
 from .tables import gather_tables, rotation_table, window_index, window_positions, window_radius
 
 __all__ = [
@@ -15,7 +16,11 @@ __all__ = [
     "PositionSchedule",
     "axis_frequencies",
     "kappa",
+    "ntk_frequencies",
+    "official_ntk_factor",
+    "official_qwen_ntk_factors",
     "plain_frequencies",
+    "port_ntk_factor",
     "gather_tables",
     "rotation_table",
     "window_index",

@@ -22,12 +22,19 @@ from .bands import axis_band_centres, axis_band_count, axis_bin_index, radial_ba
 from .flatness import spectral_flatness, spectral_spread, spread_from_flatness
 from .hf_energy import laplacian_variance
 from .profiles import LatentSpectrum, axis_profile, channel_map, latent_spectrum, power_spectrum, radial_profile
-from .settings import ALLOCATIONS, MAX_ALPHA, REFERENCE_RULES, SegaSettings, reference_temperature
+from .recipes import NO_QUIRKS, RULES, PaperQuirks, RecipeRules, recipe_from_label, recipe_rules
+from .settings import ALLOCATIONS, MAX_ALPHA, RECIPES, REFERENCE_RULES, SegaSettings, reference_temperature
+from .token_grid import token_map_spectrum
 
 __all__ = [
     "ALLOCATIONS",
     "LatentSpectrum",
     "MAX_ALPHA",
+    "NO_QUIRKS",
+    "PaperQuirks",
+    "RECIPES",
+    "RULES",
+    "RecipeRules",
     "REFERENCE_RULES",
     "SegaSettings",
     "axis_band_centres",
@@ -48,10 +55,13 @@ __all__ = [
     "radial_band_count",
     "radial_bin_index",
     "radial_profile",
+    "recipe_from_label",
+    "recipe_rules",
     "reference_temperature",
     "spectral_flatness",
     "spectral_spread",
     "spread_from_flatness",
     "standardize",
     "temperatures",
+    "token_map_spectrum",
 ]

@@ -58,16 +58,19 @@ def axis_max_index(length: int, patch_size: int, band_limit: float = 0.5) -> int
 def axis_bin_index(
     length: int, patch_size: int, n_bins: int, band_limit: float = 0.5, device: torch.device | None = None
 ) -> torch.Tensor:
-    """Band of each non-negative FFT index ``k = 0..axis_max_index`` (int64).
+    """Band of each non-negative FFT index ``k = 0..K`` (int64), ``K = axis_max_index``, the last harmonic inside
+    the band limit.
 
-    ``bin = min(floor(n_bins * f / band_limit), n_bins - 1)`` with ``f = k * patch / L``, evaluated exactly.
+    ``bin = min(floor(n_bins * k / K), n_bins - 1)``: the harmonics 0..K spread evenly over the bands, so with the
+    default count (:func:`axis_band_count`) band j holds harmonic j and the last band also the ones above it, for
+    odd and even lengths alike. (Dividing the frequency range instead would, whenever ``L / (2 patch)`` is not an
+    integer (135 tokens), put harmonic 1 into band 0 with the zero-frequency sample and shift every band by one.)
     Negative frequencies carry the same power as their mirror (real input), so they are left out.
     """
     _check(length, patch_size, n_bins)
-    limit = _limit(band_limit)
-    k = torch.arange(axis_max_index(length, patch_size, band_limit) + 1, dtype=torch.int64, device=device)
-    bins = (n_bins * patch_size * limit.denominator * k) // (limit.numerator * length)
-    return bins.clamp(max=n_bins - 1)
+    top = axis_max_index(length, patch_size, band_limit)
+    k = torch.arange(top + 1, dtype=torch.int64, device=device)
+    return (n_bins * k // max(top, 1)).clamp(max=n_bins - 1)
 
 
 def axis_band_centres(

@@ -8,9 +8,12 @@ from typing import Literal
 
 Allocation = Literal["rank", "frequency"]
 ReferenceRule = Literal["power", "yarn"]
+Recipe = Literal["paper", "port", "refined"]
 
 ALLOCATIONS: tuple[str, ...] = ("rank", "frequency")
 REFERENCE_RULES: tuple[str, ...] = ("power", "yarn")
+#: Which code SEGA reproduces (spectral/recipes.py says what each one means); the first is the default.
+RECIPES: tuple[str, ...] = ("paper", "port", "refined")
 
 #: Largest alpha that keeps every temperature positive: the centred tanh term satisfies |s_d| <= 2 (n - 1) / n < 2
 #: and sigma <= 1, so 1 - alpha sigma s_d >= 1 / n > 0 for alpha <= 0.5 (the port's default is 0.15).
@@ -34,6 +37,8 @@ class SegaSettings:
       frequency in cycles per token.
     * ``m_ref``: the mean temperature per axis. ``"power"`` (the port and the paper): ``s ** kappa``. ``"yarn"``:
       YaRN's ``0.1 ln s + 1``, DyPE's scalar temperature, so SEGA only redistributes it.
+    * ``recipe``: which code the spectrum, the scales and SEGA-alone positions reproduce (:mod:`spectral.recipes`):
+      ``"paper"`` the SEGA authors' official code, ``"port"`` the diffusers port, ``"refined"`` ours.
     """
 
     kappa: float = 0.08
@@ -46,6 +51,7 @@ class SegaSettings:
     eps: float = 1e-8
     allocation: Allocation = "rank"
     m_ref: ReferenceRule = "power"
+    recipe: Recipe = "paper"
 
     def __post_init__(self) -> None:
         for name in ("kappa", "alpha", "beta", "spread_min", "spread_max", "spread_alpha", "floor", "eps"):
@@ -62,6 +68,8 @@ class SegaSettings:
             )
         if self.allocation not in ALLOCATIONS:
             raise ValueError(f"SegaSettings.allocation must be one of {', '.join(ALLOCATIONS)}, got {self.allocation!r}.")
+        if self.recipe not in RECIPES:
+            raise ValueError(f"SegaSettings.recipe must be one of {', '.join(RECIPES)}, got {self.recipe!r}.")
         if self.m_ref not in REFERENCE_RULES:
             raise ValueError(f"SegaSettings.m_ref must be one of {', '.join(REFERENCE_RULES)}, got {self.m_ref!r}.")
         if self.spread_alpha <= 0:

@@ -340,20 +340,34 @@ def row_per_sample_sigmas(lab: Lab) -> None:
     assert not torch.equal(pe[0], pe[1])
 
 
-@row("batch of 4 different latents, cond and uncond in split calls, DyPE + SEGA",
-     "every row's temperatures come from its own sample's spectrum; one spectrum per step")
-def row_batch_of_four_split(lab: Lab) -> None:
+def _batch_of_four(lab: Lab, recipe: str) -> list:
     noise = torch.randn(4, 16, 16, 24, generator=torch.Generator().manual_seed(3))
     noise = noise * torch.linspace(0.3, 2.0, 4)[:, None, None, None] * torch.linspace(0.5, 2.5, 24)
-    with capture(sega(dype(lab.model))) as (clone, calls):
+    with capture(sega(dype(lab.model), recipe=recipe)) as (clone, calls):
         sample_with(clone, "flux", hw=(16, 24), steps=1, noise=noise, batch=4)
     assert len(calls) == 2 and all(c.x.shape[0] == 4 for c in calls)  # 7 vs 5 text tokens: split
-    for call in calls:
+    return calls
+
+
+@row("batch of 4 different latents, cond and uncond in split calls, DyPE + SEGA (recipe refined)",
+     "every row's temperatures come from its own sample's spectrum; one spectrum per step")
+def row_batch_of_four_split(lab: Lab) -> None:
+    for call in _batch_of_four(lab, "refined (ours)"):
         got = table_scales(call.tables[0][1])
         want = expected_scales(call.x, call.sigma, (8, 12), method="yarn")
         for g, w in zip(got, want, strict=True):
             torch.testing.assert_close(g, w.float(), rtol=2e-6, atol=0)
             assert len({tuple(r.tolist()) for r in g}) == 4
+
+
+@row("the same batch of 4 with SEGA's recipe paper (default) and diffusers port",
+     "paper: one spectrum of the batch-averaged token map, the same temperatures for every row (the official "
+     "code); port: one per sample, as the pack promises (the port's code averages the batch)")
+def row_batch_of_four_reference_recipes(lab: Lab) -> None:
+    for recipe, distinct in (("paper (official SEGA code)", 1), ("diffusers port", 4)):
+        for call in _batch_of_four(lab, recipe):
+            for scales in table_scales(call.tables[0][1]):
+                assert len({tuple(r.tolist()) for r in scales}) == distinct, recipe
 
 
 @row("area conditioning (ConditioningSetArea on a 8×8-token crop of a 8×12-token latent)",
@@ -545,7 +559,7 @@ def _huge_grid(lab: Lab, tokens: int, with_sega: bool) -> None:
         x = torch.randn(1, 16, 2 * tokens, 2 * tokens, generator=torch.Generator().manual_seed(0))
     else:
         x = torch.zeros(1, 16, 1, 1).expand(1, 16, 2 * tokens, 2 * tokens)  # only its shape is read
-    scope = runtime.build_call_scope(config, families.FLUX, embedder, x, torch.tensor([0.7]))
+    scope = runtime.build_call_scope(config, families.FLUX, embedder, x, torch.tensor([0.7]), base_model=patched.model)
     assert all(a.freqs.dtype == torch.float64 and a.freqs.shape[-1] == 28 for a in scope.axes)
     rows = torch.tensor([0, tokens - 1])  # the first and the last row of the grid, every column
     ids = torch.zeros(1, 2 * tokens, 3)

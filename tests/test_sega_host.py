@@ -1,4 +1,8 @@
-"""SEGA Attention on the real host: per-step, per-sample scales from the live latent; composition with DyPE."""
+"""SEGA Attention on the real host: per-step, per-sample scales from the live latent; composition with DyPE.
+
+These tests pin the "refined" recipe (the latent-grid spectrum, per sample), the pack's SEGA before recipes
+existed; the reference recipes "paper" and "port" are checked against the two codes in test_sega_recipes_host.py.
+Tests about every recipe say so in their parameters."""
 
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ HW = (16, 24)  # 8 x 12 tokens, scales 2 and 3 over a 4-token base
 def sega(model, base_px: int = BASE_PX, **settings):
     spectral = _pack("spectral")
     patch = _pack("nodes.patch")
+    settings.setdefault("recipe", "refined")
     values = spectral.SegaSettings(**settings)
     return patch.patch_model(model, lambda config: config.with_sega(values, base_px))
 
@@ -184,12 +189,16 @@ def test_spectrum_is_computed_once_per_step_with_split_conds(monkeypatch):
     assert len(counted) == 3 and all(shape[0] == 1 for shape in counted)  # ...but one spectrum per step
 
 
-@pytest.mark.parametrize(("family", "with_dype"), [(name, with_dype) for name in ALL_FAMILIES
-                                                  for with_dype in ((False, True) if name in FAMILIES else (True,))])
-def test_no_op_at_the_trained_resolution(family, with_dype):
+RECIPES = ["paper", "port", "refined"]
+
+
+@pytest.mark.parametrize(("family", "with_dype", "recipe"), [
+    (name, with_dype, recipe) for name in ALL_FAMILIES for with_dype in ((False, True) if name in FAMILIES else (True,))
+    for recipe in (RECIPES if name in FAMILIES or not with_dype else ["paper"])])
+def test_no_op_at_the_trained_resolution(family, with_dype, recipe):
     fam = host_family(family)
     model = fam.build(0)
-    patched = sega(model, base_px=0)
+    patched = sega(model, base_px=0, recipe=recipe)
     if with_dype:
         patched = dype(patched, base_px=0)
     plain = tiny_models.sample(model, family, tokens=(8, 8), steps=2, cfg=2.0)

@@ -36,7 +36,9 @@ def dype(model, base_px: float, **schedule):
 
 
 def sega(model, base_px: float = 0.0, **settings):
+    """SEGA Attention; the "refined" recipe (the latent spectrum, per sample) unless a test asks for another."""
     spectral = _pack("spectral")
+    settings.setdefault("recipe", "refined")
     values = spectral.SegaSettings(**settings)
     return _pack("nodes.patch").patch_model(model, lambda config: config.with_sega(values, base_px))
 
@@ -198,7 +200,7 @@ def test_input_model_is_untouched(family):
 def _sega_temperatures(fam, x, sigma, base_px):
     """The per-pair temperatures SEGA prescribes for this call's latent (per sample, power averaged over frames)."""
     rope, spectral = _pack("rope"), _pack("spectral")
-    settings = spectral.SegaSettings()
+    settings = spectral.SegaSettings(recipe="refined")
     adapter = adapter_of(fam)
     grid = adapter.token_grid(x)
     base_grid = adapter.base_grid(base_px, grid)
@@ -242,19 +244,20 @@ def test_sega_temperatures_are_per_sample_over_the_clip(family):
             assert torch.allclose(alone[axis][0], temps[axis][1], rtol=1e-12, atol=0)  # batched FFT rounding
 
 
-def test_one_frame_is_the_image_behaviour():
+@pytest.mark.parametrize("recipe", ["paper", "port", "refined"])
+def test_one_frame_is_the_image_behaviour(recipe):
     """A 1-frame video latent gets exactly the schedule (positions, spectrum, temperatures) of its 2-D frame."""
     runtime, config_mod = _pack("nodes.runtime"), _pack("nodes.config")
     spectral, rope = _pack("spectral"), _pack("rope")
     fam = tiny_video.FAMILIES["wan21"]
-    model = sega(dype(tiny_video.build("wan21"), long_px(fam)))
+    model = sega(dype(tiny_video.build("wan21"), long_px(fam)), recipe=recipe)
     adapter, embedder = adapter_of(fam), model.get_model_object(fam.embedder_attr)
     config = config_mod.read_config(model.model_options["transformer_options"])
-    assert config.positions == rope.PositionSchedule() and config.sega == spectral.SegaSettings()
+    assert config.positions == rope.PositionSchedule() and config.sega == spectral.SegaSettings(recipe=recipe)
     frame = torch.randn(2, 16, 16, 24, generator=torch.Generator().manual_seed(3))
     sigma = torch.tensor([0.7, 0.7])
-    video = runtime.build_call_scope(config, adapter, embedder, frame[:, :, None], sigma)
-    image = runtime.build_call_scope(config, adapter, embedder, frame, sigma)
+    video = runtime.build_call_scope(config, adapter, embedder, frame[:, :, None], sigma, base_model=model.model)
+    image = runtime.build_call_scope(config, adapter, embedder, frame, sigma, base_model=model.model)
     assert video is not None and len(video.axes) == len(image.axes) == 2
     for v, i in zip(video.axes, image.axes, strict=True):
         assert v.column == i.column and torch.equal(v.freqs, i.freqs) and torch.equal(v.temperature, i.temperature)

@@ -12,13 +12,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Literal
 
 import torch
+
+from ...spectral import NO_QUIRKS, PaperQuirks
 
 #: EmbedND's ``(B, 1, N, pairs, 2, 2)``: the size-1 head dim is inserted at dim 1 ...
 HEADS_FIRST = 1
 #: ... and HiDream's own EmbedND copy returns ``(B, N, 1, pairs, 2, 2)``.
 TOKENS_FIRST = 2
+
+
+@dataclass(frozen=True)
+class TokenEmbedding:
+    """The family's patch embedding, whose output tokens the official SEGA code takes its spectrum of.
+
+    ``attr``: the layer's path on the BaseModel. ``layout``: how the model feeds it: a Linear on each latent patch
+    flattened as ``"c ph pw"`` (Flux, Qwen-Image: channel-major) or ``"ph pw c"`` (Lumina, OmniGen2, HiDream:
+    channel-minor), or ``"conv"``, a convolution with stride = kernel = patch on the latent itself (Wan,
+    HunyuanVideo, Chroma Radiance).
+    """
+
+    attr: str
+    layout: Literal["c ph pw", "ph pw c", "conv"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +64,10 @@ class FamilyAdapter:
     #: Other sizes the family was trained at, (rows, cols px) landscape: a ``base_resolution`` equal to one's long
     #: side selects it exactly (Wan 14B: 832 -> 832x480); any other value keeps the default's aspect.
     trained_sizes: tuple[tuple[int, int], ...] = ()
+    #: SEGA "paper": the layer whose output tokens give the spectrum (None: the packed latent tokens, as the port)
+    token_embedding: TokenEmbedding | None = None
+    #: SEGA "paper": where the family's official SEGA code departs from the general rule (Qwen-Image)
+    paper_quirks: PaperQuirks = NO_QUIRKS
 
     def bound(self, base_model) -> FamilyAdapter:
         """This adapter with what only the loaded model knows (a pixel-space model's patch size)."""

@@ -2,7 +2,7 @@
 3-channel images, 16x16 pixel patches). Ids (0, row, col) from 0 built in the latent dtype, text ids 0 (Radiance's
 optional sequential text ids sit on column 0), EmbedND (B,1,N,64,2,2) float32."""
 
-from .base import FamilyAdapter
+from .base import FamilyAdapter, TokenEmbedding
 
 CHROMA = FamilyAdapter(
     name="chroma",
@@ -11,6 +11,7 @@ CHROMA = FamilyAdapter(
     embedder_attr="diffusion_model.pe_embedder",
     spatial_axes=(1, 2),
     patch_size=2,
+    token_embedding=TokenEmbedding("diffusion_model.img_in", "c ph pw"),
     px_per_token=16,
     default_base_px=1024,
     base_source="SwarmUI default 1024 (INFERRED)",
@@ -26,6 +27,7 @@ CHROMA_RADIANCE = FamilyAdapter(
     embedder_attr="diffusion_model.pe_embedder",
     spatial_axes=(1, 2),
     patch_size=16,
+    token_embedding=TokenEmbedding("diffusion_model.img_in_patch", "conv"),
     px_per_token=16,
     default_base_px=1024,
     base_source="EmptyChromaRadianceLatentImage default 1024",

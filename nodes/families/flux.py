@@ -5,7 +5,7 @@ generated latent (the ``x`` the sampler passes), so references never inflate it.
 put text ids on spatial columns (``txt_ids_dims``, newer hosts) is Ovis-Image, not Flux.1 (see ovis.py).
 """
 
-from .base import FamilyAdapter, params_attr
+from .base import FamilyAdapter, TokenEmbedding, params_attr
 
 
 def _text_ids_all_zero(base_model) -> bool:
@@ -20,6 +20,7 @@ FLUX = FamilyAdapter(
     embedder_attr="diffusion_model.pe_embedder",
     spatial_axes=(1, 2),
     patch_size=2,
+    token_embedding=TokenEmbedding("diffusion_model.img_in", "c ph pw"),
     px_per_token=16,
     default_base_px=1024,
     base_source="EmptySD3LatentImage default 1024; official DyPE base 64 tokens",

@@ -2,7 +2,7 @@
 128-channel 16x VAE latent. Text sits on axis 3 (never scaled); reference images go up the index axis in steps of
 10 (``ref_index_scale``), so they never move on the spatial columns either."""
 
-from .base import FamilyAdapter
+from .base import FamilyAdapter, TokenEmbedding
 
 FLUX2 = FamilyAdapter(
     name="flux2",
@@ -11,6 +11,7 @@ FLUX2 = FamilyAdapter(
     embedder_attr="diffusion_model.pe_embedder",
     spatial_axes=(1, 2),
     patch_size=1,
+    token_embedding=TokenEmbedding("diffusion_model.img_in", "c ph pw"),
     px_per_token=16,
     default_base_px=1024,
     base_source="EmptyFlux2LatentImage default 1024 (training base INFERRED)",

@@ -1,7 +1,7 @@
 """HiDream-I1: its own EmbedND copy (theta 10000, axes [64, 32, 32], no ``dim``) that returns (B, N, 1, pairs, 2, 2).
 Ids (0, row, col) with the image tokens first, then T5 and Llama text tokens at 0."""
 
-from .base import TOKENS_FIRST, FamilyAdapter
+from .base import TOKENS_FIRST, FamilyAdapter, TokenEmbedding
 
 HIDREAM = FamilyAdapter(
     name="hidream",
@@ -10,6 +10,7 @@ HIDREAM = FamilyAdapter(
     embedder_attr="diffusion_model.pe_embedder",
     spatial_axes=(1, 2),
     patch_size=2,
+    token_embedding=TokenEmbedding("diffusion_model.x_embedder.proj", "ph pw c"),
     px_per_token=16,
     default_base_px=1024,
     base_source="model detection max_resolution 128x128 latent px = 1024",

@@ -1,7 +1,7 @@
 """HunyuanImage 2.1 (``model_base.HunyuanImage21`` on the HunyuanVideo DiT): 2-D ids (row, col) only, theta 256,
 axes [64, 64], patch 1 on a 64-channel 32x VAE latent (32 px per token). Image tokens first, text ids 0."""
 
-from .base import FamilyAdapter
+from .base import FamilyAdapter, TokenEmbedding
 
 HUNYUAN_IMAGE21 = FamilyAdapter(
     name="hunyuan_image21",
@@ -10,6 +10,7 @@ HUNYUAN_IMAGE21 = FamilyAdapter(
     embedder_attr="diffusion_model.pe_embedder",
     spatial_axes=(0, 1),
     patch_size=1,
+    token_embedding=TokenEmbedding("diffusion_model.img_in.proj", "conv"),
     px_per_token=32,
     default_base_px=2048,
     base_source="EmptyHunyuanImageLatent default 2048",

@@ -5,7 +5,7 @@ shares the columns' schedule and never changes the scale, which is the generated
 keeps the model's own frequencies.
 """
 
-from .base import FamilyAdapter
+from .base import FamilyAdapter, TokenEmbedding
 
 HUNYUAN_VIDEO = FamilyAdapter(
     name="hunyuan_video",
@@ -14,6 +14,7 @@ HUNYUAN_VIDEO = FamilyAdapter(
     embedder_attr="diffusion_model.pe_embedder",
     spatial_axes=(1, 2),
     patch_size=2,
+    token_embedding=TokenEmbedding("diffusion_model.img_in.proj", "conv"),
     px_per_token=16,
     default_base_px=1280,
     default_base_hw=(720, 1280),
@@ -35,6 +36,7 @@ HUNYUAN_VIDEO15 = FamilyAdapter(
     embedder_attr="diffusion_model.pe_embedder",
     spatial_axes=(1, 2),
     patch_size=1,
+    token_embedding=TokenEmbedding("diffusion_model.img_in.proj", "conv"),
     px_per_token=16,
     default_base_px=848,
     default_base_hw=(480, 848),

@@ -2,7 +2,7 @@
 (index, row, col) with theta 1000 and axes [32, 48, 48] for head dim 128; text ids 0; patch 2 on a Wan-2.1-format
 (5-D) latent; references up the index axis."""
 
-from .base import FamilyAdapter
+from .base import FamilyAdapter, TokenEmbedding
 
 KREA2 = FamilyAdapter(
     name="krea2",
@@ -11,6 +11,7 @@ KREA2 = FamilyAdapter(
     embedder_attr="diffusion_model.pe_embedder",
     spatial_axes=(1, 2),
     patch_size=2,
+    token_embedding=TokenEmbedding("diffusion_model.first", "c ph pw"),
     px_per_token=16,
     default_base_px=1024,
     base_source="1024 (INFERRED: no ComfyUI-side number)",

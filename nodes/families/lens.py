@@ -2,7 +2,7 @@
 (frame, row, col); centred image ids and text on the diagonal from max(h//2, w//2), as Qwen-Image; one token per
 Flux.2 latent pixel. The ids have batch 1 whatever the batch. Text follows the pack's text rule (base.py)."""
 
-from .base import FamilyAdapter
+from .base import FamilyAdapter, TokenEmbedding
 
 LENS = FamilyAdapter(
     name="lens",
@@ -11,6 +11,7 @@ LENS = FamilyAdapter(
     embedder_attr="diffusion_model.pos_embed",
     spatial_axes=(1, 2),
     patch_size=1,
+    token_embedding=TokenEmbedding("diffusion_model.img_in", "c ph pw"),
     px_per_token=16,
     default_base_px=1024,
     base_source="1024 (INFERRED; ComfyUI's default shift is the one for 1440x1440)",

@@ -3,7 +3,7 @@
 axes (and to index 1). Positions are taken as the model builds them; the schedule only changes frequencies, so the
 offset cancels in every phase difference. Text follows the pack's text rule (base.py)."""
 
-from .base import FamilyAdapter
+from .base import FamilyAdapter, TokenEmbedding
 
 LONGCAT_IMAGE = FamilyAdapter(
     name="longcat_image",
@@ -12,6 +12,7 @@ LONGCAT_IMAGE = FamilyAdapter(
     embedder_attr="diffusion_model.pe_embedder",
     spatial_axes=(1, 2),
     patch_size=2,
+    token_embedding=TokenEmbedding("diffusion_model.img_in", "c ph pw"),
     px_per_token=16,
     default_base_px=1024,
     base_source="Flux-architecture default 1024 (INFERRED: no ComfyUI-side number)",

@@ -7,7 +7,7 @@ once per segment (caption, image, references) with batch-1 ids: every call gets 
 
 from dataclasses import replace
 
-from .base import FamilyAdapter
+from .base import FamilyAdapter, TokenEmbedding
 
 
 def _rope_theta(base_model) -> float:
@@ -22,6 +22,7 @@ Z_IMAGE = FamilyAdapter(
     embedder_attr="diffusion_model.rope_embedder",
     spatial_axes=(1, 2),
     patch_size=2,
+    token_embedding=TokenEmbedding("diffusion_model.x_embedder", "ph pw c"),
     px_per_token=16,
     default_base_px=1024,
     base_source="SwarmUI default 1024 (INFERRED)",

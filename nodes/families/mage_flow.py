@@ -2,7 +2,7 @@
 Qwen-Image): Qwen-style blocks on a Flux.2 latent with patch 1, centred image ids (Mage's own offset), unrotated
 text (ids 0), references on the index axis."""
 
-from .base import FamilyAdapter
+from .base import FamilyAdapter, TokenEmbedding
 
 MAGE_FLOW = FamilyAdapter(
     name="mage_flow",
@@ -11,6 +11,7 @@ MAGE_FLOW = FamilyAdapter(
     embedder_attr="diffusion_model.pe_embedder",
     spatial_axes=(1, 2),
     patch_size=1,
+    token_embedding=TokenEmbedding("diffusion_model.img_in", "c ph pw"),
     px_per_token=16,
     default_base_px=1024,
     base_source="1024 (INFERRED: a native-resolution model; no ComfyUI-side number)",

@@ -4,7 +4,7 @@ at (t_last, row, col). Its forward has no DIFFUSION_MODEL wrapper, which the pac
 APPLY_MODEL. The caption sits on the spatial columns, so it follows the pack's text rule (base.py). Boogu (newer
 hosts; an OmniGen2 subclass with a dual-stream stage) uses the same rotary module."""
 
-from .base import FamilyAdapter
+from .base import FamilyAdapter, TokenEmbedding
 
 OMNIGEN2 = FamilyAdapter(
     name="omnigen2",
@@ -13,6 +13,7 @@ OMNIGEN2 = FamilyAdapter(
     embedder_attr="diffusion_model.rope_embedder.rope_embedder",
     spatial_axes=(1, 2),
     patch_size=2,
+    token_embedding=TokenEmbedding("diffusion_model.x_embedder", "ph pw c"),
     px_per_token=16,
     default_base_px=1024,
     base_source="ComfyUI docs (omnigen2.mdx) recommended 1024x1024",
@@ -29,6 +30,7 @@ BOOGU = FamilyAdapter(
     embedder_attr="diffusion_model.rope_embedder.rope_embedder",
     spatial_axes=(1, 2),
     patch_size=2,
+    token_embedding=TokenEmbedding("diffusion_model.x_embedder", "ph pw c"),
     px_per_token=16,
     default_base_px=1024,
     base_source="as OmniGen2, 1024 (INFERRED)",

@@ -4,7 +4,7 @@ class name. Text follows the pack's one rule (base.py): it gets the same per-axi
 text↔image phase difference is the stock model's function of the position difference.
 """
 
-from .base import FamilyAdapter, params_attr
+from .base import FamilyAdapter, TokenEmbedding, params_attr
 
 
 def _text_on_spatial_columns(base_model) -> bool:
@@ -19,6 +19,7 @@ OVIS_IMAGE = FamilyAdapter(
     embedder_attr="diffusion_model.pe_embedder",
     spatial_axes=(1, 2),
     patch_size=2,
+    token_embedding=TokenEmbedding("diffusion_model.img_in", "c ph pw"),
     px_per_token=16,
     default_base_px=1024,
     base_source="Flux-architecture default 1024 (INFERRED: no ComfyUI-side number; model card from memory)",

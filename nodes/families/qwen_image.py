@@ -5,7 +5,12 @@ the table to its dtype itself, so the embedder returns float32 like stock. Laten
 the diagonal follows the pack's text rule (base.py).
 """
 
-from .base import FamilyAdapter
+from ...spectral import PaperQuirks
+from .base import FamilyAdapter, TokenEmbedding
+
+#: Where the SEGA authors' Qwen-Image code (rajabi2001/sega qwen_sega/transformer_qwenimage.py) departs from its Flux
+#: code; reproduced by SEGA's "paper" recipe only (spectral/recipes.py).
+OFFICIAL_SEGA_QUIRKS = PaperQuirks(base_px=1024, per_axis_scale=True, height_uses_width=True)
 
 QWEN_IMAGE = FamilyAdapter(
     name="qwen_image",
@@ -14,6 +19,7 @@ QWEN_IMAGE = FamilyAdapter(
     embedder_attr="diffusion_model.pe_embedder",
     spatial_axes=(1, 2),
     patch_size=2,
+    token_embedding=TokenEmbedding("diffusion_model.img_in", "c ph pw"),
     px_per_token=16,
     default_base_px=1328,
     base_source="ComfyUI template image_qwen_image.json 1328x1328",
@@ -21,4 +27,5 @@ QWEN_IMAGE = FamilyAdapter(
     axes_dim=(16, 56, 56),
     text="text (s+i, s+i, s+i) on the diagonal: scheduled like the image (relative phases kept)",
     preview_shift=("linear", 3.1),
+    paper_quirks=OFFICIAL_SEGA_QUIRKS,
 )

@@ -14,7 +14,7 @@ Trained sizes (rows x cols px, both orientations): Wan 2.1 1.3B 480x832; the 14B
 set base_resolution 832 there); Wan 2.2 TI2V 5B 704x1280 on its 48-channel 16x VAE.
 """
 
-from .base import FamilyAdapter
+from .base import FamilyAdapter, TokenEmbedding
 
 #: model_base classes whose diffusion model is a WanModel that routes all its RoPE through ``rope_encode``.
 WAN21_CLASSES = frozenset({"WAN21", "WAN21_Vace", "WAN21_Camera", "WAN21_HuMo", "WAN22_S2V", "WAN22_Animate"})
@@ -29,6 +29,7 @@ _COMMON = dict(
     embedder_attr="diffusion_model.rope_embedder",
     spatial_axes=(1, 2),
     patch_size=2,
+    token_embedding=TokenEmbedding("diffusion_model.patch_embedding", "conv"),
     theta=10000.0,
     axes_dim=(44, 42, 42),
     text="no text in self-attention; time on column 0 (never scaled)",
