@@ -9,8 +9,7 @@ import pytest
 import torch
 
 from rope import ntk_frequencies, official_ntk_factor, official_qwen_ntk_factors, port_ntk_factor
-from spectral import SegaSettings, axis_bin_index, axis_temperatures, recipe_from_label, recipe_rules
-from spectral import token_grid
+from spectral import SegaSettings, axis_bin_index, axis_temperatures, recipe_from_label, recipe_rules, token_grid
 from spectral.token_grid import exact_axis_bin_index, token_map_spectrum
 
 

@@ -71,12 +71,13 @@ SHAPES: dict[str, Shape] = {
                                [(n, "FLOAT") for n in ("kappa", "alpha", "beta", "spread_min", "spread_max",
                                                        "spread_alpha", "floor")] + [("base_resolution", "INT"),
                                                                                     ("allocation", "COMBO"),
-                                                                                    ("m_ref", "COMBO")],
+                                                                                    ("m_ref", "COMBO"),
+                                                                                    ("recipe", "COMBO")],
                                [("MODEL", "MODEL")], PACK),
 }
 # Inputs the node declares optional: the frontend draws (and saves) their socket as a hollow circle, shape 7.
 OPTIONAL_INPUTS = {("DualCLIPLoader", "device"), ("CLIPLoader", "device"), ("DyPESEGA_SEGAAttention", "allocation"),
-                   ("DyPESEGA_SEGAAttention", "m_ref")}
+                   ("DyPESEGA_SEGAAttention", "m_ref"), ("DyPESEGA_SEGAAttention", "recipe")}
 HOLLOW_CIRCLE = 7
 # Download links the frontend offers for missing files (node properties.models): the ungated Comfy-Org repackaged
 # files ComfyUI's official templates link (comfyui-workflow-templates-json 0.1.123).
@@ -104,7 +105,7 @@ for _spec in SPECS:  # the other families' files: their templates' links (image_
         if MODEL_URLS.setdefault(_f.name, (_f.url, _f.folder))[1] != _f.folder:
             raise ValueError(f"{_f.name}: two download folders")
 DYPE_DEFAULTS = ["yarn", True, 2.0, 2.0, 0, "multiply"]
-SEGA_DEFAULTS = [0.08, 0.15, 1.5, 0.0, 1.0, 1.5, 1.0, 0, "rank", "power"]  # the port's recipe
+SEGA_DEFAULTS = [0.08, 0.15, 1.5, 0.0, 1.0, 1.5, 1.0, 0, "rank", "power", "paper (official SEGA code)"]
 
 
 class Graph:
@@ -424,10 +425,10 @@ def thumbnail(workflow: dict[str, Any], title: str):
                                          threshold_rule=thresholds)
     settings = spectral.SegaSettings()
     if sega:
-        kappa, alpha, beta, spread_min, spread_max, spread_alpha, floor, _, allocation, m_ref = sega
+        kappa, alpha, beta, spread_min, spread_max, spread_alpha, floor, _, allocation, m_ref, recipe = sega
         settings = spectral.SegaSettings(kappa=kappa, alpha=alpha, beta=beta, spread_min=spread_min,
                                          spread_max=spread_max, spread_alpha=spread_alpha, floor=floor,
-                                         allocation=allocation, m_ref=m_ref)
+                                         allocation=allocation, m_ref=m_ref, recipe=spectral.recipe_from_label(recipe))
     base_px = (dype or sega)[4 if dype else 7]
     request = preview.PreviewRequest(
         family=family, width=width, height=height, steps=steps, shift=shift, schedule=schedule, base_px=base_px,

@@ -22,19 +22,20 @@ _QWEN_FILES = """\
 
 _NODES = ("**Our nodes** on their defaults: **DyPE Patch Model** (yarn, dynamic){sega}. They change the model only "
           "above its trained size ({base}); at or below it the output is identical.")
-_SEGA = (" then **SEGA Attention** (the port's defaults: κ 0.08, α 0.15, β 1.5, floor 1.0, allocation rank, "
-         "m_ref power), which removes the colour speckle of flat areas at 4K. DyPE → SEGA is **our composition** "
-         "(DyPE's dynamic positions, SEGA's per-pair temperatures instead of YaRN's single one); it has no published "
-         "numbers yet")
+_SEGA = (" then **SEGA Attention** (defaults: recipe **paper (official SEGA code)**, κ 0.08, α 0.15, β 1.5, "
+         "floor 1.0), which removes the colour speckle of flat areas at 4K. DyPE → SEGA is **our composition** "
+         "(DyPE's dynamic positions; SEGA's per-pair temperatures, from the paper recipe's spectrum, instead of "
+         "YaRN's single one); it has no published numbers yet")
 
-_SEGA_ALONE = ("**The published SEGA recipe:** **SEGA Attention** alone on its defaults (κ 0.08, α 0.15, β 1.5, "
-               "floor 1.0, allocation rank, m_ref power): static NTK positions and one attention temperature per "
-               "RoPE pair from the latent's spectrum at every step, as the diffusers port's method \"sega\" runs "
-               "it, the implementation behind SEGA's published numbers (flat-sky Laplacian variance 76.5 with plain "
-               "DyPE → 12.7 with SEGA; FLUX.1-Krea-dev 4096², 28 steps, guidance 4.5). It changes the model only "
-               "above its trained size (1024 px for Flux.1). DyPE underneath is our composition: the "
-               "**FLUX.1-Krea-dev 4096x4096 DyPE + SEGA** workflow.")
-
+_SEGA_ALONE = ("**The published SEGA recipe:** **SEGA Attention** alone on its defaults (recipe **paper (official "
+               "SEGA code)**, κ 0.08, α 0.15, β 1.5, floor 1.0): the SEGA authors' own inference code, its static "
+               "NTK positions and one attention temperature per RoPE pair from the spectrum of the model's "
+               "embedded tokens at every step. That code produced the paper's numbers, on **FLUX.1-dev** (4096²: "
+               "ImageReward 1.270 vs 1.107 with DyPE, patch-FID 71.8 vs 95.4). Krea-dev is the model of the "
+               "diffusers port's flat-sky measurement (Laplacian variance 76.5 with plain DyPE → 12.7 with its "
+               "SEGA; recipe **diffusers port** reproduces that code). It changes the model only above its trained "
+               "size (1024 px for Flux.1). DyPE underneath is our composition: the **FLUX.1-Krea-dev 4096x4096 "
+               "DyPE + SEGA** workflow.")
 
 
 def _differs(size: str, steps: str | None = None) -> str:
@@ -56,7 +57,7 @@ def _flux_note(title: str, unet: str, unet_src: str, size: str, guidance: float,
                time24: str, mem80: str, time80: str, fp8: bool, dype: bool = True) -> str:
     nodes = _NODES.format(sega=_SEGA if sega else "", base="1024 px for Flux.1") if dype else _SEGA_ALONE
     steps_why = ("the DyPE paper's setting (official run_dype.py default); fine detail at 4K needs them." if dype
-                 else "the setting of SEGA's published numbers.")
+                 else "the DyPE scripts' default, which the SEGA code adapts, and the diffusers port's example.")
     vram24 = ("the fp8 file fits as it is" if fp8 else
               "set weight_dtype to **fp8_e4m3fn** (the file alone is 22 GB)")
     return f"""\
