@@ -136,9 +136,10 @@ def _is_pack_source(filename: str) -> bool:
     return _pack("nodes.bench").is_pack_source(filename)
 
 
-@pytest.mark.parametrize("with_sega", [False, True])
+@pytest.mark.parametrize("with_sega", [False, "paper", "port", "refined"])
 def test_the_per_step_path_reads_no_tensor_value(monkeypatch, gathers, with_sega):
-    """No .item()/bool()/tolist() of a tensor from our code during the steps, DyPE or DyPE + SEGA, CFG batch: the
+    """No .item()/bool()/tolist() of a tensor from our code during the steps, DyPE or DyPE + SEGA (each recipe,
+    "paper" with its patch-embedding pass), CFG batch: the
     first call's check reads its flag once (a CPU tensor here: no device wait; CUDA copies it without blocking) and
     the end-of-run report reads every flag once."""
     import traceback
@@ -160,7 +161,7 @@ def test_the_per_step_path_reads_no_tensor_value(monkeypatch, gathers, with_sega
 
     model = dype(tiny_models.build_flux(0))
     if with_sega:
-        model = sega(model)
+        model = sega(model, recipe=with_sega)
     for name in ("item", "tolist", "__bool__", "__float__", "__int__"):
         monkeypatch.setattr(torch.Tensor, name, spy(name))
     tiny_models.sample(model, "flux", tokens=GRID, steps=4, cfg=3.0, negative=tiny_models.flux_cond(7, 2))
