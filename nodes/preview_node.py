@@ -6,9 +6,10 @@ import torch
 from comfy_api.latest import io
 
 from ..rope import METHODS, PositionSchedule
-from ..spectral import ALLOCATIONS, REFERENCE_RULES, SegaSettings
+from ..spectral import ALLOCATIONS, REFERENCE_RULES, SegaSettings, recipe_from_label
 from .families import ADAPTERS
 from .schedule_preview import PreviewRequest, render
+from .sega_node import RECIPE_LABELS
 
 
 class DyPESchedulePreview(io.ComfyNode):
@@ -43,15 +44,19 @@ class DyPESchedulePreview(io.ComfyNode):
                                  "YaRN's single temperature (off)."),
                 # Added later: optional and last, so saved workflows keep their values in the right widgets.
                 io.Boolean.Input("sega_alone", default=False, optional=True,
-                                 tooltip="On: SEGA Attention without DyPE, the published SEGA recipe (static NTK "
-                                 "positions; method, dynamic and the λs are ignored). Off: DyPE Patch Model then "
-                                 "SEGA, our composition (DyPE's dynamic positions)."),
+                                 tooltip="On: SEGA Attention without DyPE, its recipe's static NTK positions "
+                                 "(method, dynamic and the λs are ignored; recipe paper = the published SEGA "
+                                 "recipe). Off: DyPE Patch Model then SEGA, our composition (DyPE's dynamic "
+                                 "positions)."),
                 io.Combo.Input("allocation", options=list(ALLOCATIONS), default="rank", optional=True,
                                tooltip="As in SEGA Attention."),
                 io.Combo.Input("m_ref", options=list(REFERENCE_RULES), default="power", optional=True,
                                tooltip="As in SEGA Attention."),
                 io.Float.Input("floor", default=1.0, min=0.0, max=4.0, step=0.01, optional=True,
                                tooltip="As in SEGA Attention."),
+                io.Combo.Input("recipe", options=RECIPE_LABELS, default=RECIPE_LABELS[0], optional=True,
+                               tooltip="As in SEGA Attention. The preview has no model: 'paper' reads the "
+                               "latent's tokens instead of the model's patch embedding."),
             ],
             outputs=[io.Image.Output(tooltip="The schedule picture.")],
         )
@@ -59,12 +64,14 @@ class DyPESchedulePreview(io.ComfyNode):
     @classmethod
     def execute(cls, family: str, width: int, height: int, steps: int, shift: float, method: str, dynamic: bool,
                 lambda_t: float, lambda_s: float, base_resolution: int, sega: bool, sega_alone: bool = False,
-                allocation: str = "rank", m_ref: str = "power", floor: float = 1.0) -> io.NodeOutput:
+                allocation: str = "rank", m_ref: str = "power", floor: float = 1.0,
+                recipe: str = RECIPE_LABELS[0]) -> io.NodeOutput:
         request = PreviewRequest(
             family=family, width=width, height=height, steps=steps, shift=shift or None,
             schedule=PositionSchedule(method=method, dynamic=dynamic, lambda_t=lambda_t, lambda_s=lambda_s),
             base_px=base_resolution, sega=sega, sega_alone=sega_alone,
-            sega_settings=SegaSettings(allocation=allocation, m_ref=m_ref, floor=floor),
+            sega_settings=SegaSettings(allocation=allocation, m_ref=m_ref, floor=floor,
+                                       recipe=recipe_from_label(recipe)),
         )
         picture = render(request)
         pixels = torch.frombuffer(bytearray(picture.tobytes()), dtype=torch.uint8)

@@ -16,8 +16,8 @@ from pathlib import Path
 import torch
 
 from ..rope import PositionSchedule, axis_frequencies, plain_frequencies, yarn_attention_scale
-from ..spectral import ALLOCATIONS, REFERENCE_RULES, SegaSettings
-from .config import SEGA_ALONE_POSITIONS
+from ..spectral import ALLOCATIONS, RECIPES, REFERENCE_RULES, SegaSettings
+from .config import SEGA_ALONE_POSITIONS, PatchConfig
 from .families import ADAPTERS, find_adapter
 
 logger = logging.getLogger(__name__)
@@ -83,49 +83,90 @@ STEPS_PER_CHUNK = 16  # synthetic latents of at most 16 steps at a time: ~64 MB 
 
 
 def _chunked_spectrum(sigmas: torch.Tensor, grid: tuple[int, int], patch: int, settings):
-    """``latent_spectrum`` of the synthetic run, a few steps at a time so memory does not grow with the steps."""
+    """The recipe's spectrum of the synthetic run (one row per step), a few steps at a time so memory does not grow
+    with the steps. With no model at hand, "paper" reads the latent's tokens (as "diffusers port") instead of the
+    model's patch embedding."""
     from dataclasses import replace
 
-    from ..spectral import latent_spectrum
+    from ..spectral import latent_spectrum, recipe_rules, token_map_spectrum
 
-    parts = [latent_spectrum(_synthetic_latents(sigmas, grid, patch, start, STEPS_PER_CHUNK), patch, settings)
+    def spectrum_of(latents: torch.Tensor):
+        if recipe_rules(settings.recipe).spectrum == "latent":
+            return latent_spectrum(latents, patch, settings)
+        steps, channels, height, width = latents.shape
+        tokens = latents.mean(dim=1).reshape(steps, 1, height // patch, patch, width // patch, patch).mean(dim=(3, 5))
+        return token_map_spectrum(tokens, settings)
+
+    parts = [spectrum_of(_synthetic_latents(sigmas, grid, patch, start, STEPS_PER_CHUNK))
              for start in range(0, len(sigmas), STEPS_PER_CHUNK)]
     per_sample = ("axis_h", "axis_w", "radial", "spread", "valid")
     return replace(parts[0], **{name: torch.cat([getattr(p, name) for p in parts]) for name in per_sample})
 
 
+def _config(request: PreviewRequest) -> PatchConfig:
+    """The patch the previewed nodes make: DyPE's positions unless SEGA is alone, SEGA's settings if on."""
+    config = PatchConfig()
+    if not (request.sega and request.sega_alone):
+        config = config.with_positions(request.schedule, request.base_px)
+    if request.sega:
+        config = config.with_sega(request.sega_settings, request.base_px)
+    return config
+
+
 def schedule_curves(request: PreviewRequest) -> dict:
-    """Per axis: ratio original/used frequency (steps, pairs) and temperature (steps, pairs)."""
+    """Per axis: ratio original/used frequency (steps, pairs) and temperature (steps, pairs), with the same per-axis
+    plan the patched model follows (nodes/axis_plan.py: positions, SEGA recipe's scale and m_ref)."""
+    from ..rope import ntk_frequencies
+    from ..spectral import axis_temperatures, reference_temperature
+    from .axis_plan import plan_call
+
     adapter = find_adapter(request.family)
     axis_dim, theta = adapter.spatial_axis_dim(), adapter.theta
     grid = (max(1, round(request.height / adapter.px_per_token)), max(1, round(request.width / adapter.px_per_token)))
+    config = _config(request)
     base_grid = adapter.base_grid(request.base_px, grid)
     sigmas = flow_sigmas(request.steps, request.family, request.shift)[:-1]
     original = plain_frequencies(axis_dim, theta)
-    spectrum = None
     settings = request.sega_settings
-    if request.sega:
-
+    plans = plan_call(config, adapter, grid)
+    spectrum = None
+    if request.sega and plans is not None:
         # Profiles only depend on the grid, so a coarser synthetic grid with the same token aspect keeps this fast
         # (at most 256 latent pixels per side, whatever the patch: Chroma Radiance's tokens are 16 pixels wide).
         preview_grid = tuple(min(n, max(8, 256 // adapter.patch_size)) for n in grid)
         spectrum = _chunked_spectrum(sigmas, preview_grid, adapter.patch_size, settings)
-    axes = {}
-    for name, n, base_tokens, key in (("rows", grid[0], base_grid[0], "h"), ("columns", grid[1], base_grid[1], "w")):
-        scale = n / base_tokens
-        freqs = axis_frequencies(request.positions, axis_dim, theta, scale, base_tokens, sigmas)
-        if scale <= 1.0:
-            temperature = torch.ones_like(freqs)
-        elif spectrum is not None:
-            from ..spectral import axis_temperatures
-
-            temperature = axis_temperatures(freqs, getattr(spectrum, f"band_{key}"), getattr(spectrum, f"axis_{key}"),
-                                            spectrum.spread, scale, settings, spectrum.valid)
-        elif request.schedule.method == "yarn":
-            temperature = torch.full_like(freqs, yarn_attention_scale(scale))
+    freqs_per_axis, temperatures, scales = [], [], []
+    for index, key in enumerate(("h", "w")):
+        plan = None if plans is None else plans[index]
+        scale = grid[index] / base_grid[index] if plan is None else plan.scale
+        temperature = None
+        if plan is None or not plan.rescaled:
+            freqs = original.expand(len(sigmas), -1)
+        elif plan.ntk_factor is not None:
+            freqs = ntk_frequencies(axis_dim, theta, plan.ntk_factor).expand(len(sigmas), -1)
         else:
-            temperature = torch.ones_like(freqs)
-        axes[name] = {"tokens": n, "scale": scale, "ratio": original / freqs, "temperature": temperature}
+            freqs = axis_frequencies(config.effective_positions, axis_dim, theta, plan.scale, plan.base_tokens,
+                                     sigmas)
+        if plan is not None and plan.rescaled:
+            if spectrum is not None:
+                m_ref = reference_temperature(plan.m_ref_scale, settings.kappa, settings.m_ref)
+                if settings.recipe == "refined" or m_ref > 1.0 + 1e-8:
+                    temperature = axis_temperatures(freqs, getattr(spectrum, f"band_{key}"),
+                                                    getattr(spectrum, f"axis_{key}"), spectrum.spread,
+                                                    plan.m_ref_scale, settings, spectrum.valid)
+            elif not request.sega and request.schedule.method == "yarn":
+                temperature = torch.full_like(freqs, yarn_attention_scale(plan.scale))
+        freqs_per_axis.append(freqs)
+        temperatures.append(temperature)
+        scales.append(scale)
+    axes = {}
+    for index, (name, n) in enumerate((("rows", grid[0]), ("columns", grid[1]))):
+        source = index if plans is None else plans[index].temperature_axis
+        rescaled = plans is not None and plans[index].rescaled
+        temperature = temperatures[source] if rescaled else None
+        freqs = freqs_per_axis[index]
+        axes[name] = {"tokens": n, "scale": scales[index], "ratio": original / freqs,
+                      "temperature": torch.ones_like(freqs) if temperature is None else temperature.expand_as(freqs)}
     return {"sigmas": sigmas, "axes": axes, "grid": grid, "base_tokens": max(base_grid), "base_grid": base_grid}
 
 
@@ -163,7 +204,7 @@ def render(request: PreviewRequest):
     image = Image.new("RGB", (width, height), (250, 250, 250))
     draw = ImageDraw.Draw(image)
     if request.sega and request.sega_alone:
-        method = "SEGA alone: static ntk (published recipe)"
+        method = f"SEGA alone, recipe {request.sega_settings.recipe}: static ntk"
     else:
         method = request.schedule.method + (" (DyPE)" if request.schedule.dynamic else " (static)")
         method += " + SEGA (our composition)" if request.sega else ""
@@ -264,10 +305,12 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
                         default=0.0, help="trained resolution in pixels; 0 = the family default")
     parser.add_argument("--no-sega", action="store_true", help="show YaRN's scalar temperature instead of SEGA's")
     parser.add_argument("--sega-alone", action="store_true",
-                        help="SEGA Attention without DyPE (the published recipe: static NTK positions)")
+                        help="SEGA Attention without DyPE: its recipe's static NTK positions")
     parser.add_argument("--allocation", default="rank", choices=list(ALLOCATIONS), help="SEGA allocation")
     parser.add_argument("--m-ref", default="power", choices=list(REFERENCE_RULES), help="SEGA m_ref rule")
     parser.add_argument("--floor", type=_bounded(float, 0.0, 4.0), default=1.0, help="SEGA floor (0 = off)")
+    parser.add_argument("--recipe", default="paper", choices=list(RECIPES),
+                        help="SEGA recipe: paper (the official SEGA code), port (the diffusers port), refined (ours)")
     parser.add_argument("--out", type=_image_path, default=Path("dype_schedule.png"),
                         help="image file to write (.png; any extension Pillow writes)")
     args = parser.parse_args(argv)
@@ -278,7 +321,8 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         schedule=PositionSchedule(method=args.method, dynamic=not args.static, lambda_t=args.lambda_t,
                                   lambda_s=args.lambda_s),
         base_px=args.base_resolution, sega=not args.no_sega, sega_alone=args.sega_alone,
-        sega_settings=SegaSettings(allocation=args.allocation, m_ref=args.m_ref, floor=args.floor),
+        sega_settings=SegaSettings(allocation=args.allocation, m_ref=args.m_ref, floor=args.floor,
+                                   recipe=args.recipe),
     )
     image = render(request)
     try:

@@ -48,19 +48,38 @@ def test_sega_temperatures_average_to_m_ref(preview):
     assert (default["axes"]["rows"]["temperature"] >= 1.0).all()  # the port's floor 1.0 by default
 
 
-def test_preview_draws_sega_alone_and_after_dype(preview):
-    """SEGA alone (the published recipe) has static NTK positions; after DyPE the positions follow sigma."""
+@pytest.mark.parametrize("recipe", ["paper", "port"])
+def test_preview_draws_sega_alone_and_after_dype(preview, recipe):
+    """SEGA alone has its recipe's static NTK positions (paper: the official code's factor with one s; port: the
+    port's per axis); after DyPE the positions follow sigma. The preview follows the patched model's plan."""
     import host
 
-    rope = host.pack_submodule("rope")
-    alone = preview.schedule_curves(preview.PreviewRequest(width=4096, height=4096, steps=6, sega_alone=True))
-    after = preview.schedule_curves(preview.PreviewRequest(width=4096, height=4096, steps=6))
-    ntk = rope.axis_frequencies(rope.PositionSchedule("ntk", dynamic=False), 56, 10000.0, 4.0, 64,
-                                alone["sigmas"])
-    assert torch.equal(alone["axes"]["rows"]["ratio"], rope.plain_frequencies(56, 10000.0) / ntk)
+    rope, spectral = host.pack_submodule("rope"), host.pack_submodule("spectral")
+    settings = spectral.SegaSettings(recipe=recipe)
+    alone = preview.schedule_curves(preview.PreviewRequest(width=4096, height=2048, steps=6, sega_alone=True,
+                                                           sega_settings=settings))
+    after = preview.schedule_curves(preview.PreviewRequest(width=4096, height=2048, steps=6, sega_settings=settings))
+    for axis, scale in (("rows", 2.0), ("columns", 4.0)):
+        factor = rope.official_ntk_factor(4.0, 56) if recipe == "paper" else rope.port_ntk_factor(scale, 56)
+        ntk = rope.ntk_frequencies(56, 10000.0, factor)
+        torch.testing.assert_close(alone["axes"][axis]["ratio"],
+                                   (rope.plain_frequencies(56, 10000.0) / ntk).expand(6, -1), rtol=1e-12, atol=0)
     assert (alone["axes"]["rows"]["ratio"] == alone["axes"]["rows"]["ratio"][0]).all()  # static
     assert not torch.equal(after["axes"]["rows"]["ratio"][0], after["axes"]["rows"]["ratio"][-1])  # dynamic
     assert not torch.allclose(alone["axes"]["rows"]["temperature"], after["axes"]["rows"]["temperature"])
+
+
+def test_preview_follows_the_qwen_image_paper_quirks(preview):
+    """Qwen-Image under "paper": the height axis shows the width axis's temperatures; under "refined" its own."""
+    import host
+
+    spectral = host.pack_submodule("spectral")
+    for recipe, same in (("paper", True), ("refined", False)):
+        curves = preview.schedule_curves(preview.PreviewRequest(
+            family="qwen_image", width=4096, height=2048, steps=4, sega_alone=True,
+            sega_settings=spectral.SegaSettings(recipe=recipe)))
+        rows, columns = curves["axes"]["rows"]["temperature"], curves["axes"]["columns"]["temperature"]
+        assert torch.equal(rows, columns) == same, recipe
 
 
 def test_temperatures_the_key_cannot_tell_apart_get_one_colour(preview):
