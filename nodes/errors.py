@@ -12,10 +12,6 @@ object-patched in (runtime.apply_model_wrapper). What it holds instead tells the
 
 from __future__ import annotations
 
-import logging
-
-logger = logging.getLogger(__name__)
-
 _TWO_THREADS = (
     "That happens when two samplers run one loaded model at the same time on different threads, which ComfyUI does "
     "not support: the object patches and weight patches of every clone are applied to the one shared module, so each "

@@ -19,6 +19,7 @@ normal one:
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -27,6 +28,8 @@ import torch
 
 from .config import WRAPPER_KEY
 from .errors import describe_suspects, window_miss_error
+
+logger = logging.getLogger(__name__)
 
 #: transformer_options key of the clone's IdsHistory (patch.patch_model puts one on every patched clone).
 HISTORY_KEY = "dype_sega_ids_history"
@@ -111,6 +114,7 @@ class WindowChecks:
     signatures: dict = field(default_factory=dict)  # signature -> {(ordinal, ids shape, dtype): bool | HostFlag}
     pending: list[HostFlag] = field(default_factory=list)  # gathered tables' flags not read yet
     lock: threading.Lock = field(default_factory=threading.Lock)  # calls of one step may run on worker threads
+    noted_move: bool = False
 
     def verdicts(self, signature: tuple) -> dict | None:
         """The signature's verdicts (checks whose flag has landed turned into bools; never waits), or None when this
@@ -131,6 +135,11 @@ class WindowChecks:
         for key, flag in flags:
             if flag.moved:
                 verdicts[key] = False  # the rest of the run builds this table with the stock formula
+                if not self.noted_move:
+                    self.noted_move = True
+                    logger.info("DyPE/SEGA: the RoPE ids of %s moved between model calls with the same inputs; "
+                                "those calls use the stock formula (exact, without the fast path). %s",
+                                self.model_name, describe_suspects(self.options, WRAPPER_KEY))
             elif flag.gathered and not flag.verified:
                 sent = send_to_host(flag.missed)
                 if sent is True:  # a CPU flag read after the call (inside torch.compile it could not be before)

