@@ -36,8 +36,9 @@ FAMILIES = ("flux", "qwen_image")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
-def cuda(*values, id: str):  # noqa: A002  (pytest's name)
-    return pytest.param(*values, marks=pytest.mark.cuda, id=id)
+def cuda(*values, name: str):
+    """A parameter set that needs CUDA (marker ``cuda``)."""
+    return pytest.param(*values, marks=pytest.mark.cuda, id=name)
 
 
 def synced(device: str):
@@ -52,7 +53,7 @@ def synced(device: str):
 
 
 SAMPLING_CASES = [pytest.param("cpu", f, "float32", id=f"cpu-{f}-float32") for f in FAMILIES] + [
-    cuda("cuda", f, d, id=f"cuda-{f}-{d}") for f in FAMILIES for d in DTYPES]
+    cuda("cuda", f, d, name=f"cuda-{f}-{d}") for f in FAMILIES for d in DTYPES]
 
 
 @pytest.mark.parametrize(("device", "family", "dtype"), SAMPLING_CASES)
@@ -101,7 +102,7 @@ def test_window_path_equals_the_stock_formula(device, family, dtype, monkeypatch
 
 
 @pytest.mark.parametrize(("device", "dtype"), [pytest.param("cpu", d, id=f"cpu-{d}") for d in DTYPES]
-                         + [cuda("cuda", d, id=f"cuda-{d}") for d in DTYPES])
+                         + [cuda("cuda", d, name=f"cuda-{d}") for d in DTYPES])
 def test_half_precision_ids_gather_the_stock_formula(device, dtype):
     """Ids in bf16/fp16 (a node may pass them so; bf16 holds integers exactly only up to 256, beyond which they round
     to other integers): checked like any ids, and the gathered table is the stock formula's on those ids."""
@@ -138,7 +139,7 @@ def test_half_precision_ids_gather_the_stock_formula(device, dtype):
         assert ids[0, text:, 1].unique().numel() < rows  # the premise: bf16 rounded some rows together
 
 
-@pytest.mark.parametrize("device", ["cpu", cuda("cuda", id="cuda")])
+@pytest.mark.parametrize("device", ["cpu", cuda("cuda", name="cuda")])
 def test_moving_ids_never_end_as_a_normal_result(device):
     """The moving-ids node (test_fault_matrix.ShiftFromSecondCall): on the CPU detected before the gather (exact at
     once); on CUDA the run stops with WindowMissError and the same model's next run is exact."""
@@ -199,7 +200,7 @@ class SyncDebug:
 
 
 @pytest.mark.parametrize("with_sega", [False, True], ids=["dype", "dype+sega"])
-@pytest.mark.parametrize("device", ["cpu", cuda("cuda", id="cuda")])
+@pytest.mark.parametrize("device", ["cpu", cuda("cuda", name="cuda")])
 def test_no_host_sync_in_our_per_step_code(device, with_sega, monkeypatch):
     """Sampling with split conds (2 model calls per step; 2 ids signatures): every per-step function of ours runs
     with CUDA's sync debug mode at "error", so any host sync in it (a value read, a blocking copy, a small
