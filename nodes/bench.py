@@ -418,13 +418,14 @@ def whole_sampling(side: int, steps: int, runs: int, blocks: tuple[int, int], de
     inside it (stock: EmbedND; patched: our schedule, SEGA spectrum and allocation, table, ids check)."""
     from comfy.ldm.flux.layers import EmbedND
 
-    from . import embedder, runtime
+    from . import embedder, ids_check, runtime
 
     # One model per variant (same weights): clones of one model would re-patch it each time they take turns.
     models = {"stock": tiny_flux(*blocks, 1, device), "dype+sega": patched(tiny_flux(*blocks, 1, device), sega=True)}
     rope_work = {"stock": [(EmbedND, "forward")],
                  "dype+sega": [(embedder.ExtrapolatingRopeEmbedder, "forward"), (runtime, "build_call_scope"),
-                               (runtime, "_file_window_flags"), (runtime, "ids_signature")]}
+                               (ids_check.WindowChecks, "file"), (ids_check.WindowChecks, "poll"),
+                               (runtime, "ids_signature")]}
     for model in models.values():  # warm-up: load, first-call checks, allocator
         sample(model, side // 2, 1, 1.0)
     out = {}

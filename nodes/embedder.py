@@ -5,10 +5,11 @@ Fast path, exact by construction: when the ids of a call are integers inside a w
 the other image families number their tokens that way), cos/sin are evaluated once per window position and axis
 and every token's entries are gathered: the same float64 angles and float32 roundings as evaluating every token,
 so the same bits, for 256 + 512 text rows of trig instead of 66k tokens at 4096². Whether the ids *are* in the
-window is never assumed: the first call of each ids signature in a run (runtime.ids_signature: input shapes,
+window is never assumed: the first call of each ids signature in a run (ids_check.ids_signature: input shapes,
 ``rope_options``, patches) uses the stock formula and flags, on the device, whether the window would have held;
 only once the host has that verdict do later calls of the signature gather. Non-integer ids (``rope_options``
-scale/shift, a node that rewrites ids) therefore always get the stock formula, bit for bit.
+scale/shift, a node that rewrites ids) therefore always get the stock formula, bit for bit; ids that move after
+the check are caught as ids_check.py describes. A table that carries a gradient is never gathered.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from __future__ import annotations
 import torch
 
 from ..rope import gather_tables, plain_frequencies, rotation_table, window_index, window_positions, window_radius
-from .runtime import CALL, AxisSchedule, CallScope, concurrent_sampling_error, math_device
+from .errors import concurrent_sampling_error
+from .ids_check import WindowFlag, reads_free
+from .runtime import CALL, AxisSchedule, CallScope, math_device
 
 #: The window path pays off while the window (2r + 1 positions) is well below the token count.
 MIN_TOKENS_PER_WINDOW_POSITION = 4
@@ -41,7 +44,7 @@ class ExtrapolatingRopeEmbedder(torch.nn.Module):
         if scope.embedder is not self:
             if getattr(scope.embedder, "original", None) is self.original:
                 # Another clone's replacement of the same module took its place in the middle of this call.
-                raise concurrent_sampling_error("base", "the RoPE embedder", self)
+                raise concurrent_sampling_error("base", "the RoPE embedder", "another clone's DyPE/SEGA embedder")
             return self.original(ids)  # an embedder of another model called inside this one's call
         if ids.shape[0] == 1 and scope.batch > 1:  # one ids row for the call's samples (Lumina's caption on newer
             ids = ids.expand(scope.batch, *ids.shape[1:])  # hosts): one table row per sample, as for a batch of ids
@@ -50,9 +53,9 @@ class ExtrapolatingRopeEmbedder(torch.nn.Module):
             return embed_ids(ids, self.axes_dim, float(self.theta), scope.axes, scope.pe_unsqueeze_dim, scope.device)
         key = (len(scope.window_flags), tuple(ids.shape[1:]), ids.dtype)  # this table's place in the call
         gather = scope.verdicts.get(key) is True
-        table, missed = embed_ids_checked(ids, self.axes_dim, float(self.theta), scope.axes, radius, gather,
-                                          scope.pe_unsqueeze_dim, scope.device)
-        scope.window_flags.append((key, missed))
+        table, flag = embed_ids_checked(ids, self.axes_dim, float(self.theta), scope.axes, radius, gather,
+                                        scope.pe_unsqueeze_dim, scope.device)
+        scope.window_flags.append((key, flag))
         return table
 
 
@@ -133,11 +136,16 @@ def embed_ids(ids: torch.Tensor, axes_dim: list[int], theta: float, spatial: tup
 
 def embed_ids_checked(ids: torch.Tensor, axes_dim: list[int], theta: float, spatial: tuple[AxisSchedule, ...],
                       radius: int, gather: bool, unsqueeze_dim: int = 1,
-                      device: torch.device | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """``embed_ids``' table and a 0-d bool device flag: some id is not an integer in ``[-radius, radius]``.
+                      device: torch.device | None = None) -> tuple[torch.Tensor, WindowFlag]:
+    """``embed_ids``' table and what was done: the 0-d bool device flag "some id is not an integer in
+    ``[-radius, radius]``", whether the table was gathered, whether ids moved (ids_check.py).
 
     With ``gather`` the table is gathered from cos/sin at the window positions (bit-identical when the flag is
-    false; entries of missed ids are their nearest window position's); without, it is ``embed_ids``' (exact always).
+    false) unless that cannot be exact or would change the gradient:
+    * the flag is readable for free (a CPU flag, eager) and says an id missed: the stock formula instead;
+    * the table carries a gradient (grad enabled, a schedule or the ids require grad: SEGA's temperatures of a
+      latent that requires grad): the stock formula, so the gradient is the per-token formula's, bit for bit.
+    Without ``gather`` it is ``embed_ids``' (the stock formula, exact always).
     """
     device = device or math_device(ids.device)
     schedules = _schedules(axes_dim, theta, spatial, device)
@@ -145,9 +153,24 @@ def embed_ids_checked(ids: torch.Tensor, axes_dim: list[int], theta: float, spat
     indices, misses = zip(*(window_index(on_device[..., column], radius) for column in range(len(schedules))),
                           strict=True)
     missed = torch.stack(misses).any()
-    if not gather:
-        return embed_ids(ids, axes_dim, theta, spatial, unsqueeze_dim, device), missed
+    if gather and _carries_gradient(ids, schedules):
+        gather = False
+    verified = moved = False
+    if gather and reads_free(missed):
+        moved = bool(missed)
+        verified = not moved
+    if not gather or moved:
+        return embed_ids(ids, axes_dim, theta, spatial, unsqueeze_dim, device), WindowFlag(missed, False, moved)
     window = window_positions(radius, device)
     parts = [(rotation_table(window, freqs, temperature), index)
              for (freqs, temperature), index in zip(schedules, indices, strict=True)]
-    return gather_tables(parts).unsqueeze(unsqueeze_dim).to(ids.device), missed
+    table = gather_tables(parts).unsqueeze(unsqueeze_dim).to(ids.device)
+    return table, WindowFlag(missed, True, False, verified)
+
+
+def _carries_gradient(ids: torch.Tensor, schedules: list) -> bool:
+    """The table would be part of an autograd graph (metadata only: no tensor value is read)."""
+    if not torch.is_grad_enabled():
+        return False
+    tensors = [ids] + [t for pair in schedules for t in pair if t is not None]
+    return any(t.requires_grad for t in tensors)

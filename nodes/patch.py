@@ -8,6 +8,7 @@ from collections.abc import Callable
 from .config import CONFIG_KEY, WRAPPER_KEY, PatchConfig, read_config
 from .embedder import ExtrapolatingRopeEmbedder, describe_module, is_stock_rope_embedder
 from .families import FamilyAdapter, UnsupportedModelError, detect_family
+from .ids_check import HISTORY_KEY, IdsHistory
 from .runtime import apply_model_wrapper, calc_cond_batch_wrapper, outer_sample_wrapper
 
 logger = logging.getLogger(__name__)
@@ -55,6 +56,7 @@ def patch_model(model, update: Callable[[PatchConfig], PatchConfig]):
         clone.add_object_patch(adapter.embedder_attr, ExtrapolatingRopeEmbedder(current))
     options = clone.model_options.setdefault("transformer_options", {})
     options[CONFIG_KEY] = update(read_config(options) or PatchConfig())
+    options.setdefault(HISTORY_KEY, IdsHistory())  # a second node of ours keeps the first one's (ids_check.py)
     for wrapper_type, wrapper in (
         (ext.WrappersMP.OUTER_SAMPLE, outer_sample_wrapper),
         (ext.WrappersMP.CALC_COND_BATCH, calc_cond_batch_wrapper),

@@ -4,7 +4,8 @@ Nothing here is stored on the model, the embedder or module globals. Each wrappe
 ``ContextVar`` for exactly the duration of the call it wraps (ComfyUI runs a prompt on one worker thread, and
 ``ContextVar`` values are per thread), so two clones sampled alternately can never see each other's state.
 
-* OUTER_SAMPLE  → ``RunScope``:  one warning per sampling run; the SEGA fallback flags, read once at the end.
+* OUTER_SAMPLE  → ``RunScope``:  one warning per sampling run; the SEGA fallback flags and the window checks
+  (ids_check.py), whatever of them is still on the device read once at the end.
 * CALC_COND_BATCH → ``StepScope``: the step's full latent ``x_in``; its spectrum is computed at most once per step,
   however many model calls ComfyUI makes in that step (split conds).
 * APPLY_MODEL → ``CallScope``: the live sigma, the token grid, the per-axis frequencies and temperatures that the
@@ -21,11 +22,11 @@ cannot trace ``ContextVar.get`` (a graph break in every model call). So ``CALL``
 the same ``get/set/reset`` and the same per-thread, per-call lifetime (set and restored around one synchronous call
 on the thread that runs it); dynamo reads it as a guarded input.
 
-Exact fast tables (the embedder's window path, see embedder.py) are decided per run and *ids signature*: the first
-model call of a signature builds its table with the stock formula and leaves a device flag saying whether every id
-was an integer inside the window; the host reads that flag after the call (CPU: free; CUDA: a non-blocking copy
-read once its event has completed, so no call ever waits for it) and only later calls of the same signature gather.
-Those calls still flag a miss, read once at the end of the run together with SEGA's flags.
+Exact fast tables (the embedder's window path, see embedder.py) are decided per run and *ids signature* by the
+run's ``WindowChecks`` (ids_check.py): the first model call of a signature builds its table with the stock formula
+and leaves a device flag saying whether every id was an integer inside the window; the host reads that flag without
+waiting (CPU: free; CUDA: a non-blocking copy read once its event has completed) and only later calls of the same
+signature gather. Those calls still flag a miss; a miss never ends as a normal result (ids_check.py says how).
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ import torch
 
 from ..rope import axis_frequencies, plain_frequencies, yarn_attention_scale
 from .config import PatchConfig, read_config
+from .errors import WindowMissError, embedder_swapped_error
 from .families import FamilyAdapter, detect_family
+from .ids_check import HISTORY_KEY, WindowChecks, ids_signature
 
 logger = logging.getLogger(__name__)
 
@@ -51,10 +54,8 @@ class RunScope:
     # The replacement embedder the sampling clone object-patches in (None when unknown): every model call checks
     # the shared base model still holds it, which is how a swap by another thread shows up.
     expected_embedder: torch.nn.Module | None = None
-    # ids signature -> {(embedder call ordinal, ids shape, dtype): IdsCheck | bool}: whether the ids were integers
-    # inside the window (True: later calls may gather). See the module docstring.
-    ids_checks: dict = field(default_factory=dict)
-    window_misses: list[torch.Tensor] = field(default_factory=list)  # fast calls' "an id missed the window" flags
+    patcher: object | None = None  # the sampled clone (ModelPatcher), to tell an unload from another thread's clone
+    window: WindowChecks = field(default_factory=WindowChecks)  # the embedder's window verdicts and miss flags
 
     def warn_once(self, message: str) -> None:
         if message not in self.warned:
@@ -99,17 +100,6 @@ class CallScope:
     # (key, miss flag) the embedder leaves per table it builds, which apply_model_wrapper files after the call.
     verdicts: dict | None = None
     window_flags: list = field(default_factory=list, compare=False)
-
-
-@dataclass
-class IdsCheck:
-    """A window check whose device flag is on its way to the host (CUDA): read once ``done`` is set."""
-
-    missed: torch.Tensor  # 0-d bool, on the CPU (pinned) once the copy lands
-    done: object  # torch.cuda.Event recorded after the copy
-
-    def verdict(self) -> bool | None:
-        return (not bool(self.missed)) if self.done.query() else None
 
 
 def math_device(device: torch.device) -> torch.device:
@@ -185,36 +175,51 @@ def outer_sample_wrapper(executor, *args, **kwargs):
     if patcher is not None and config is not None:
         adapter = detect_family(patcher.model)
         run.expected_embedder = patcher.object_patches.get(adapter.embedder_attr)
+        run.patcher = patcher
+        options = guider.model_options.get("transformer_options", {})
+        run.window = WindowChecks(history=options.get(HISTORY_KEY), model_name=type(patcher.model).__name__,
+                                  options=options)
     token = RUN.set(run)
+    failure = None
     try:
         with scheduled_controlnets(getattr(guider, "conds", None), config, adapter, run):
             return executor(*args, **kwargs)
+    except BaseException as error:
+        failure = error
+        raise
     finally:
         RUN.reset(token)
-        _report_run(run)
+        _report_run(run, failure)
 
 
-def _report_run(run: RunScope) -> None:
-    """Read the run's device flags in one host transfer: the only blocking host read of a run."""
-    groups = (run.fallback_flags, run.window_misses)
+def _report_run(run: RunScope, failure: BaseException | None = None) -> None:
+    """Read the run's device flags in one host transfer: the only blocking host read of a run. A gathered table
+    that missed stops a finished run (its result is not exact); a run already failing keeps its own error."""
+    misses = [flag.device_flag for flag in run.window.pending]
+    groups = (run.fallback_flags, misses)
     if not any(groups):
         return
     device = next(flags[0].device for flags in groups if flags)
-    nothing = torch.zeros((), dtype=torch.bool, device=device)
-    sega_fell_back, window_missed = torch.stack(
-        [torch.stack([flag.any().to(device) for flag in flags]).any() if flags else nothing for flags in groups]
-    ).tolist()
+
+    def count(flags: list[torch.Tensor]) -> torch.Tensor:
+        if not flags:
+            return torch.zeros((), dtype=torch.int64, device=device)
+        return torch.stack([flag.any().to(device) for flag in flags]).sum()
+
+    sega_fell_back, window_misses = torch.stack([count(flags) for flags in groups]).tolist()
     if sega_fell_back:
         logger.warning(
             "SEGA: the latent was constant or non-finite at some steps; those steps used the reference "
             "temperature m_ref for every pair (the model never saw NaN)."
         )
-    if window_missed:
-        logger.error(
-            "DyPE/SEGA: a model call passed RoPE ids that were not integers inside the window although an earlier "
-            "call with the same input shapes and options had them there; the tables of such calls were gathered "
-            "from the nearest window position. Please report the model and the nodes before DyPE/SEGA."
-        )
+    if window_misses and failure is None:
+        run.window.fail(window_misses)  # raises WindowMissError instead of returning an inexact result
+    if window_misses:
+        if run.window.history is not None:
+            run.window.history.moved = True
+        if not isinstance(failure, WindowMissError):
+            logger.error("DyPE/SEGA: %d model call(s) of this failed run gathered RoPE tables from moved ids; this "
+                         "model now builds every table with the stock formula.", window_misses)
 
 
 def calc_cond_batch_wrapper(executor, model, conds, x_in, timestep, model_options):
@@ -238,14 +243,15 @@ def _compute_spectrum(latent: torch.Tensor, sigma: torch.Tensor, adapter: Family
     rules = recipe_rules(settings.recipe)
     if rules.spectrum == "latent":
         return latent_spectrum(latent, adapter.patch_size, settings)
-    if rules.spectrum == "embedding":
-        if base_model is None:
-            raise ValueError("SEGA recipe 'paper' takes its spectrum through the model's patch embedding: pass the "
-                             "model (build_call_scope(base_model=...)) or sample inside a sampler step.")
-        token_map = embedded_token_map(base_model, adapter, latent, sigma)
-    else:
-        token_map = packed_token_map(base_model, adapter, latent, sigma)
-    return token_map_spectrum(token_map, settings, per_sample=rules.per_sample)
+    if rules.spectrum == "embedding" and base_model is None:
+        raise ValueError("SEGA recipe 'paper' takes its spectrum through the model's patch embedding: pass the "
+                         "model (build_call_scope(base_model=...)) or sample inside a sampler step.")
+    with torch.no_grad():  # both reference codes compute their spectra without a gradient
+        if rules.spectrum == "embedding":
+            token_map = embedded_token_map(base_model, adapter, latent, sigma)
+        else:
+            token_map = packed_token_map(base_model, adapter, latent, sigma)
+        return token_map_spectrum(token_map, settings, per_sample=rules.per_sample)
 
 
 def _latent_spectrum(x: torch.Tensor, sigma: torch.Tensor, adapter: FamilyAdapter, settings, step: StepScope | None,
@@ -376,22 +382,6 @@ def _axis_schedules(config: PatchConfig, adapter: FamilyAdapter, embedder: torch
     )
 
 
-class ConcurrentSamplingError(RuntimeError):
-    """The shared base model was re-patched for another clone while this one was sampling."""
-
-
-def concurrent_sampling_error(model_name: str, attr: str, found: object) -> ConcurrentSamplingError:
-    what = ("another clone's DyPE/SEGA embedder" if hasattr(found, "original")
-            else f"{type(found).__name__} (the model was unpatched, or a clone without this patch was loaded on it)")
-    return ConcurrentSamplingError(
-        f"DyPE/SEGA: while this sampler was running, {attr} of the shared {model_name} model was switched to "
-        f"{what}. That happens when two samplers run one loaded model at the same time on different threads, "
-        "which ComfyUI does not support: the object patches and weight patches of every clone are applied to the "
-        "one shared module, so each run would silently use the other's RoPE (and LoRA/weights). Sample one after "
-        "the other, or load the model twice."
-    )
-
-
 def apply_model_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control=None, transformer_options=None,
                         **kwargs):
     """Feed the live sigma and the latent's grid to the replacement embedder for the duration of one model call."""
@@ -408,12 +398,14 @@ def apply_model_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control
         embedder = comfy.utils.get_attr(base_model, adapter.embedder_attr)
         run = _current_run(step)
         if run is not None and run.expected_embedder is not None and embedder is not run.expected_embedder:
-            raise concurrent_sampling_error(type(base_model).__name__, adapter.embedder_attr, embedder)
+            raise embedder_swapped_error(base_model, adapter.embedder_attr, embedder, run.expected_embedder,
+                                         run.patcher)
         if isinstance(embedder, ExtrapolatingRopeEmbedder):
             verdicts = None
             if run is not None:
+                run.window.poll()  # a gathered table of an earlier call that missed stops the run here
                 signature = ids_signature(x, c_concat, c_crossattn, transformer_options or {}, kwargs)
-                verdicts = _resolved(run.ids_checks.setdefault(signature, {}))
+                verdicts = run.window.verdicts(signature)
             scope = build_call_scope(config, adapter, embedder, x, t, step, verdicts, base_model)
         else:
             _warn(
@@ -428,66 +420,7 @@ def apply_model_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control
         out = executor(x, t, c_concat, c_crossattn, control, transformer_options, **kwargs)
     finally:
         CALL.reset(token)
-    if scope is not None and scope.verdicts is not None:
-        _file_window_flags(scope, _current_run(_current_step(transformer_options)))
+    run = _current_run(_current_step(transformer_options))
+    if scope is not None and scope.verdicts is not None and run is not None:
+        run.window.file(scope.window_flags, scope.verdicts)
     return out
-
-
-def _input_key(value: object) -> object:
-    """What of one model input can shape RoPE ids without reading tensor values: shapes, plain values, types."""
-    if isinstance(value, torch.Tensor):
-        return ("tensor", tuple(value.shape), value.dtype, str(value.device))
-    if isinstance(value, (list, tuple)):
-        return tuple(_input_key(item) for item in value)
-    if isinstance(value, dict):
-        return tuple(sorted((str(k), _input_key(v)) for k, v in value.items()))
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return type(value).__qualname__, id(value)  # an object: by identity (new object, new check)
-
-
-def ids_signature(x: torch.Tensor, c_concat, c_crossattn, transformer_options: dict, kwargs: dict) -> tuple:
-    """Everything a model's RoPE ids can depend on besides tensor values: the shapes of its inputs, the options
-    that move positions (``rope_options``) and the patches (``post_input`` may rewrite ids), by identity. The
-    window is checked once per run and signature; a later call of the signature still flags a miss."""
-    patches = transformer_options.get("patches") or {}
-    replaced = transformer_options.get("patches_replace") or {}
-    return (
-        _input_key(x), _input_key(c_concat), _input_key(c_crossattn),
-        tuple(sorted((name, _input_key(value)) for name, value in kwargs.items())),
-        _input_key(transformer_options.get("rope_options")),
-        tuple(sorted((name, tuple(id(p) for p in fns)) for name, fns in patches.items())),
-        tuple(sorted((name, tuple(sorted(map(str, table)))) for name, table in replaced.items())),
-    )
-
-
-def _resolved(verdicts: dict) -> dict:
-    """``verdicts`` with every check whose flag has reached the host turned into its bool (never waits)."""
-    for key, state in list(verdicts.items()):
-        if isinstance(state, IdsCheck):
-            verdict = state.verdict()
-            if verdict is not None:
-                verdicts[key] = verdict
-    return verdicts
-
-
-def _file_window_flags(scope: CallScope, run: RunScope | None) -> None:
-    """After a model call: start the check of each table built with the stock formula for an unchecked key, and
-    keep each gathered table's miss flag for the end of the run."""
-    for key, missed in scope.window_flags:
-        state = scope.verdicts.get(key)
-        if state is True and run is not None:
-            run.window_misses.append(missed)
-        elif state is None:
-            scope.verdicts[key] = _start_check(missed)
-
-
-def _start_check(missed: torch.Tensor) -> IdsCheck | bool:
-    if missed.device.type == "cpu":
-        return not bool(missed)  # a CPU tensor: reading it waits for nothing
-    if missed.device.type == "cuda":
-        on_host = missed.to("cpu", non_blocking=True)
-        done = torch.cuda.Event()
-        done.record(torch.cuda.current_stream(missed.device))
-        return IdsCheck(on_host, done)
-    return not bool(missed)  # other backends: one blocking read per run and signature

@@ -64,6 +64,12 @@ def _exponents(axis_dim: int, device: torch.device | None) -> torch.Tensor:
     return torch.arange(0, axis_dim, 2, dtype=torch.float64, device=device) / axis_dim
 
 
+def _constant(values: tuple[float, ...], device: torch.device | None) -> torch.Tensor:
+    """float64 ``values`` made on ``device`` by fill kernels: ``torch.tensor(values, device=cuda)`` would copy them
+    from host memory, which CUDA synchronizes (a host sync at every step)."""
+    return torch.stack([torch.full((), float(v), dtype=torch.float64, device=device) for v in values])
+
+
 def plain_frequencies(axis_dim: int, theta: float, device: torch.device | None = None) -> torch.Tensor:
     """Original RoPE: omega_k = theta ** (-2k/d), exactly as ComfyUI's ``flux.math.rope`` computes it."""
     return 1.0 / (theta ** _exponents(axis_dim, device))
@@ -139,7 +145,7 @@ def axis_frequencies(
     if schedule.method == "off" or scale <= 1.0:
         return base.expand(*batch_shape, -1)
 
-    scale_t = torch.tensor(scale, dtype=torch.float64, device=device)
+    scale_t = _constant((scale,), device)[0]
     exponents = _exponents(axis_dim, device)
     k = kappa(t, schedule.lambda_t) if schedule.dynamic else torch.ones(batch_shape, dtype=torch.float64, device=device)
 
@@ -160,7 +166,7 @@ def axis_frequencies(
     ntk = 1.0 / (theta * scale_t ** (axis_dim / (axis_dim - 2))) ** exponents
 
     def thresholds(pair: tuple[float, float]) -> tuple[torch.Tensor, torch.Tensor]:
-        values = torch.tensor(pair, dtype=torch.float64, device=device)
+        values = _constant(pair, device)
         if not schedule.dynamic:
             values = values.expand(*batch_shape, 2)
         elif schedule.threshold_rule == "multiply":

@@ -6,7 +6,9 @@ float32 and *then* multiplied by the temperature in float32, which is bit-for-bi
 
 Where positions are integers in a known window, ``gather_tables`` builds the same table from cos/sin evaluated once
 per window position and axis (the same float64 angles and float32 roundings, so the same bits) for a fraction of the
-trig; ``window_index`` says, on the device, whether that premise held.
+trig; ``window_index`` says, on the device, whether that premise held. The gather is differentiable (autograd
+reaches the window tables through it), though its gradient sums per window position, so a caller wanting the stock
+formula's gradient bit for bit builds that table per token instead.
 """
 
 from __future__ import annotations
@@ -89,7 +91,10 @@ def gather_tables(parts: list[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tenso
             index = index + (torch.arange(batch, device=index.device) % windows)[:, None] * width
         columns.append((rows, index.reshape(-1)))
     total = sum(rows.shape[1] for rows, _ in columns)
-    if torch.compiler.is_compiling():  # out= into a view is eager-only; the compiler fuses the concatenation
+    # out= into a view is eager-only and refused by autograd: the compiler fuses the concatenation, and a table
+    # that carries a gradient (SEGA's temperatures of a latent that requires grad) takes the differentiable ops.
+    differentiable = torch.is_grad_enabled() and any(rows.requires_grad for rows, _ in columns)
+    if differentiable or torch.compiler.is_compiling():
         flat = torch.cat([torch.index_select(rows, 0, index) for rows, index in columns], dim=1)
     else:
         flat = torch.empty(batch * tokens, total, dtype=columns[0][0].dtype, device=columns[0][0].device)

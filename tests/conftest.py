@@ -2,12 +2,40 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+#: Set by scripts/gpu-check.sh: the host boots on the GPU and the tests marked ``cuda`` run.
+CUDA_ENV = "DYPE_SEGA_TEST_DEVICE"
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "cuda: needs a CUDA device; runs in scripts/gpu-check.sh (skipped elsewhere)")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Tests marked ``cuda`` run only under scripts/gpu-check.sh (which boots the host on the GPU) on a machine
+    with CUDA; anywhere else they are skipped with the reason."""
+    cuda_items = [item for item in items if "cuda" in item.keywords]
+    if not cuda_items:
+        return
+    reason = ""
+    if os.environ.get(CUDA_ENV) != "cuda":
+        reason = f"CUDA-only: runs in scripts/gpu-check.sh on a GPU machine ({CUDA_ENV}=cuda)"
+    else:
+        import torch
+
+        if not torch.cuda.is_available():
+            reason = f"CUDA-only and this torch sees no CUDA device (torch {torch.__version__})"
+    if reason:
+        for item in cuda_items:
+            item.add_marker(pytest.mark.skip(reason=reason))
 
 
 def pytest_report_header(config) -> str:

@@ -37,7 +37,8 @@ def comfyui_root() -> Path:
 
 
 def boot() -> Path:
-    """Put ComfyUI on sys.path, force the CPU, import model management. Returns the ComfyUI root."""
+    """Put ComfyUI on sys.path, force the CPU (unless ``DYPE_SEGA_TEST_DEVICE=cuda``: scripts/gpu-check.sh boots it
+    on the GPU as users run it), import model management. Returns the ComfyUI root."""
     if "root" in _booted:
         return _booted["root"]  # type: ignore[return-value]
     root = comfyui_root()
@@ -45,7 +46,7 @@ def boot() -> Path:
     sys.path.insert(0, str(root))
     import comfy.cli_args
 
-    comfy.cli_args.args.cpu = True
+    comfy.cli_args.args.cpu = os.environ.get("DYPE_SEGA_TEST_DEVICE", "cpu") != "cuda"
     import comfy.model_management  # noqa: F401  (must come after args.cpu)
     import utils.install_util  # noqa: F401  (before `nodes`, which puts comfy/ first on sys.path)
 

@@ -61,3 +61,28 @@ def test_ids_outside_the_window_are_flagged_and_index_safely(rope, bad):
     index, missed = rope.window_index(ids, 12)
     assert bool(missed)
     assert int(index.min()) >= 0 and int(index.max()) <= 24
+
+
+def test_gather_is_differentiable(rope):
+    """A window table that requires grad (SEGA's temperatures of a latent that requires grad) gathers through
+    autograd: the same bits forward, and the per-token formula's gradient up to summation order (the gather sums a
+    window position's tokens before the cos/sin, the per-token formula after)."""
+    rows, cols, text = 12, 20, 5
+    ids = _flux_like_ids(1, rows, cols, text)
+    gen = torch.Generator().manual_seed(1)
+    temperature = (0.5 + torch.rand(1, 28, generator=gen, dtype=torch.float64)).requires_grad_(True)
+    schedules = [(rope.plain_frequencies(16, 1e4)[None], None), (rope.plain_frequencies(56, 1e4)[None], None),
+                 (rope.plain_frequencies(56, 1e4)[None], temperature)]
+    radius = rope.window_radius(ids.shape[1], (rows, cols))
+    window = rope.window_positions(radius)
+    parts = [(rope.rotation_table(window, f, m), rope.window_index(ids[..., c], radius)[0])
+             for c, (f, m) in enumerate(schedules)]
+    weights = torch.randn(1, ids.shape[1], 64, 2, 2, generator=gen)
+    fast = rope.gather_tables(parts)
+    (fast_grad,) = torch.autograd.grad((fast * weights).sum(), temperature)
+    direct = _direct(rope, ids, schedules)
+    (direct_grad,) = torch.autograd.grad((direct * weights).sum(), temperature)
+    assert fast.requires_grad and torch.equal(fast, direct)
+    torch.testing.assert_close(fast_grad, direct_grad, rtol=1e-5, atol=1e-6)
+    with torch.no_grad():  # the eager out= path where no gradient is recorded: the same bits
+        assert not rope.gather_tables(parts).requires_grad and torch.equal(rope.gather_tables(parts), direct)

@@ -175,24 +175,25 @@ def host_config(family: str) -> tuple[str, dict]:
     return class_name, config
 
 
-def _build(class_name: str, unet_config: dict, seed: int):
+def _build(class_name: str, unet_config: dict, seed: int, device: str = "cpu", dtype: torch.dtype = torch.float32):
     import comfy.model_patcher
     import comfy.supported_models
 
     model_config = getattr(comfy.supported_models, class_name)(host_unet_config(unet_config))
-    model_config.set_inference_dtype(torch.float32, None)
+    model_config.set_inference_dtype(dtype, None)
     model = model_config.get_model({})
     _randomize(model, seed)
     model.eval()
-    return comfy.model_patcher.ModelPatcher(model, load_device=torch.device("cpu"), offload_device=torch.device("cpu"))
+    return comfy.model_patcher.ModelPatcher(model, load_device=torch.device(device), offload_device=torch.device("cpu"))
 
 
-def build(family: str, seed: int = 0):
-    return _build(*host_config(family), seed)
+def build(family: str, seed: int = 0, device: str = "cpu", dtype: torch.dtype = torch.float32):
+    """The tiny model of ``family``, sampled on ``device`` (the CUDA tests: "cuda") with weights in ``dtype``."""
+    return _build(*host_config(family), seed, device, dtype)
 
 
-def build_flux(seed: int = 0):
-    return build("flux", seed)
+def build_flux(seed: int = 0, device: str = "cpu", dtype: torch.dtype = torch.float32):
+    return build("flux", seed, device, dtype)
 
 
 def build_qwen(seed: int = 0):
@@ -306,7 +307,8 @@ def missing_on_this_host(family: str) -> str:
 
 def sample(model, family: str, latent_hw: tuple[int, int] | None = None, *, tokens: tuple[int, int] | None = None,
            steps: int = 2, cfg: float = 1.0, sampler: str = "euler", scheduler: str = "simple", seed: int = 0,
-           batch: int = 1, positive=None, negative=None, noise: torch.Tensor | None = None) -> torch.Tensor:
+           batch: int = 1, positive=None, negative=None, noise: torch.Tensor | None = None,
+           callback=None) -> torch.Tensor:
     """Run ``comfy.sample.sample`` on a tiny model with a seeded noise latent of ``latent_hw`` latent pixels (or
     ``tokens`` = (rows, cols) of the family's tokens)."""
     import comfy.sample
@@ -320,4 +322,4 @@ def sample(model, family: str, latent_hw: tuple[int, int] | None = None, *, toke
     positive = positive if positive is not None else fam.cond(7, 1)
     negative = negative if negative is not None else fam.cond(5, 2)
     return comfy.sample.sample(model, noise, steps, cfg, sampler, scheduler, positive, negative, latent,
-                               seed=seed, disable_pbar=True)
+                               seed=seed, disable_pbar=True, callback=callback)
