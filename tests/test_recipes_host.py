@@ -16,8 +16,8 @@ from test_sega_host import HW
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
 
-RECIPE = runner.WORKFLOWS_DIR / make_workflows.FLUX_KREA_SEGA
-COMPOSITION = runner.WORKFLOWS_DIR / make_workflows.FLUX_KREA_4096
+RECIPE = runner.WORKFLOWS_DIR / make_workflows.shipped(make_workflows.FLUX_KREA_SEGA)
+COMPOSITION = runner.WORKFLOWS_DIR / make_workflows.shipped(make_workflows.FLUX_KREA_4096)
 SEGA_NODE = "DyPESEGA_SEGAAttention"
 # The port's apply_dype(method="sega") defaults (smellslikeml/diffusers src/diffusers/hooks/dype.py) in the node's
 # widget order: kappa, alpha, beta, spread_min, spread_max, spread_alpha, floor (min_mscale), base_resolution 0 =
