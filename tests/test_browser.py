@@ -173,6 +173,8 @@ def test_schedule_preview_node_returns_its_figure(page):
     # A new graph with the preview node → Preview Image, queued from the page as the Queue button does.
     browser.close_dialogs(page)
     page.evaluate("app.extensionManager.command.execute('Comfy.NewBlankWorkflow')")
+    page.wait_for_function("() => app.graph.nodes.length === 0", timeout=30_000)
+    browser.drawn(page)
     families = page.evaluate("""() => {
         const preview = LiteGraph.createNode('DyPESEGA_SchedulePreview'), show = LiteGraph.createNode('PreviewImage');
         preview.pos = [80, 160]; show.pos = [460, 160]; show.size = [1060, 760];
@@ -187,6 +189,9 @@ def test_schedule_preview_node_returns_its_figure(page):
 
     preview = host.pack_submodule("nodes.schedule_preview")
     assert families == list(preview.FAMILY_CHOICES), "the family combo shows the models' names"
+    sent = page.evaluate("async () => (await app.graphToPrompt()).output")
+    assert [(n["inputs"]["width"], n["inputs"]["height"], n["inputs"]["steps"]) for n in sent.values()
+            if n["class_type"] == "DyPESEGA_SchedulePreview"] == [(3840, 2160, 20)]
     page.evaluate("app.extensionManager.command.execute('Comfy.QueuePrompt')")
     detail = page.evaluate("window.__executed")
     images = detail["output"]["images"]

@@ -587,14 +587,19 @@ ICON = WORKFLOWS_DIR.parent / "icon.png"  # pyproject [tool.comfy] Icon points a
 
 
 def icon():
-    """The registry icon: DyPE's frequency-compression map (Flux.1 at 4096², 28 steps) as the preview renderer draws
-    it, the top-left panel only, 400×400."""
+    """The registry icon: DyPE's frequency-compression map (Flux.1 at 4096², 28 steps, the height axis) in the
+    preview figure's colours, 400×400."""
     import host
+    import torch
+    from PIL import Image
 
     preview = host.pack_submodule("nodes.schedule_preview")
-    chart = preview.render(preview.PreviewRequest(sega=False))
-    margin, top, panel_w, panel_h = 56, 60, 28 * 12, 28 * 8  # render()'s first panel: 28 steps × 28 pairs
-    return chart.crop((margin, top, margin + panel_w, top + panel_h)).resize((400, 400))
+    figure = host.pack_submodule("nodes.schedule_figure")
+    ratio = preview.schedule_curves(preview.PreviewRequest(sega=False))["axes"]["rows"]["ratio"]
+    rgb = figure.colours(torch.log2(ratio).T.contiguous(), figure.compression_key(ratio))
+    pairs, steps, _ = rgb.shape
+    panel = Image.frombuffer("RGB", (steps, pairs), bytes(rgb.reshape(-1).tolist()), "raw", "RGB", 0, 1)
+    return panel.resize((400, 400), Image.NEAREST)
 
 
 def main() -> None:
