@@ -98,7 +98,10 @@ def test_template_cards_show_ours_sort_first_and_are_found(page):
     page.get_by_role("option", name="A → Z").click()
     page.wait_for_timeout(500)
     assert _cards(page)[:2] == [Path(n).stem for n in FEATURED]
+    page.mouse.move(0, 0)  # no card hovered (a hovered card zooms its picture)
+    page.wait_for_timeout(400)
     page.screenshot(path=ARTIFACTS / "template cards A-Z.png")
+    dialog.screenshot(path=ARTIFACTS / "template dialog A-Z.png")
     # The template search matches a custom node's templates on their names only, near the start.
     video = {make_workflows.shipped(n) for n in video_workflows.NAMES}
     assert sorted(_search(page, dialog, "4K")) == sorted(p.stem for p in WORKFLOWS if p.name not in video)
@@ -202,5 +205,9 @@ def test_schedule_preview_node_returns_its_figure(page):
                          "return [i.naturalWidth, i.naturalHeight] }")
     browser.drawn(page)
     page.screenshot(path=ARTIFACTS / "schedule preview queued.png")
+    boxes = [box for n in browser.on_screen(page)["nodes"] for box in (n["box"], *(b["box"] for b in n["badges"]))]
+    left, top = min(b[0] for b in boxes) - 8, min(b[1] for b in boxes) - 8
+    page.screenshot(path=ARTIFACTS / "schedule preview nodes.png", clip={
+        "x": left, "y": top, "width": max(b[2] for b in boxes) + 8 - left, "height": max(b[3] for b in boxes) + 8 - top})
     expected = preview.render(preview.PreviewRequest(width=3840, height=2160, steps=20))
     assert size == [expected.width, expected.height]

@@ -294,3 +294,15 @@ def test_registry_icon_is_ours_current_and_linked():
     assert shipped.format == "PNG" and shipped.size == (400, 400)
     changed = ImageChops.difference(shipped.convert("RGB"), make_workflows.icon()).getbbox()
     assert changed is None, f"icon.png is stale (differs in {changed}): run make_workflows.py"
+
+
+def test_docs_list_every_workflow_and_readme_pictures_exist():
+    # docs/workflows.md's table names each shipped workflow once, by its file name; README's pictures are committed.
+    import re
+
+    root = runner.WORKFLOWS_DIR.parent
+    rows = re.findall(r"^\| (\d\d [^|]+?)(?: ¹)? \|", (root / "docs" / "workflows.md").read_text(encoding="utf-8"), re.M)
+    assert sorted(rows) == sorted(p.stem for p in WORKFLOWS)
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    pictures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", readme)
+    assert pictures and all((root / p).is_file() for p in pictures), pictures

@@ -200,6 +200,9 @@ GAP, GAP_X = 20, 24
 BADGE_H = 24
 BADGED = frozenset({"DyPESEGA_PatchModel", "DyPESEGA_SEGAAttention", "VAEDecodeTiled", "SaveWEBM", "T5TokenizerOptions"})
 NOTE_W, LOADER_W, OURS_W, PROMPT_W, SAMPLER_W = 400, 300, 280, 300, 280
+# Where the last column ends: Save Image fills the sampler column down to here, which makes the graph tall enough
+# for the margins above (about 1676 × 974 units with the fit's padding).
+LAYOUT_BOTTOM = 954
 
 
 class Column:
@@ -213,9 +216,9 @@ class Column:
         self.bottom = y + height
         return self.g.add(node_type, (self.x, y), (self.width, height), widgets)
 
-    def fill(self, node_type: str, widgets: list, bottom: int = 0, at_least: int = 0) -> int:
-        """A node reaching down to ``bottom`` (LAYOUT_BOTTOM), or ``at_least`` high."""
-        return self.add(node_type, max(at_least, (bottom or LAYOUT_BOTTOM) - self._next_y(node_type)), widgets)
+    def fill(self, node_type: str, widgets: list, at_least: int = 0) -> int:
+        """A node reaching down to LAYOUT_BOTTOM, or ``at_least`` high where the column is already longer."""
+        return self.add(node_type, max(at_least, LAYOUT_BOTTOM - self._next_y(node_type)), widgets)
 
     def _next_y(self, node_type: str) -> int:
         top = 0 if self.bottom is None else self.bottom + GAP
@@ -229,11 +232,6 @@ def columns(g: Graph, *widths: int, x: int = NOTE_W + GAP_X) -> list[Column]:
         out.append(Column(g, x, width))
         x += width + GAP_X
     return out
-
-
-# Where the last column ends: Save Image fills the sampler column down to here, which makes the graph tall enough
-# for the margins above (about 1676 × 974 units with the fit's padding).
-LAYOUT_BOTTOM = 954
 
 
 class Layout:
