@@ -7,8 +7,8 @@ from comfy_api.latest import io
 
 from ..rope import METHODS, PositionSchedule
 from ..spectral import ALLOCATIONS, REFERENCE_RULES, SegaSettings, recipe_from_label
-from .families import ADAPTERS
-from .schedule_preview import PreviewRequest, render
+from .families import find_adapter
+from .schedule_preview import FAMILY_CHOICES, PreviewRequest, render
 from .sega_node import RECIPE_LABELS
 
 
@@ -25,7 +25,7 @@ class DyPESchedulePreview(io.ComfyNode):
                 "needed; connect the image to Preview Image."
             ),
             inputs=[
-                io.Combo.Input("family", options=[a.name for a in ADAPTERS], default="flux",
+                io.Combo.Input("family", options=list(FAMILY_CHOICES), default=find_adapter("flux").display_name,
                                tooltip="Model family: sets the trained resolution and the default shift rule."),
                 io.Int.Input("width", default=4096, min=16, max=16384, step=16, tooltip="Target width in pixels."),
                 io.Int.Input("height", default=4096, min=16, max=16384, step=16, tooltip="Target height in pixels."),
@@ -67,7 +67,8 @@ class DyPESchedulePreview(io.ComfyNode):
                 allocation: str = "rank", m_ref: str = "power", floor: float = 1.0,
                 recipe: str = RECIPE_LABELS[0]) -> io.NodeOutput:
         request = PreviewRequest(
-            family=family, width=width, height=height, steps=steps, shift=shift or None,
+            family=FAMILY_CHOICES.get(family, family),  # a name from the combo (or an adapter id)
+            width=width, height=height, steps=steps, shift=shift or None,
             schedule=PositionSchedule(method=method, dynamic=dynamic, lambda_t=lambda_t, lambda_s=lambda_s),
             base_px=base_resolution, sega=sega, sega_alone=sega_alone,
             sega_settings=SegaSettings(allocation=allocation, m_ref=m_ref, floor=floor,

@@ -21,7 +21,8 @@ from .config import SEGA_ALONE_POSITIONS, PatchConfig
 from .families import ADAPTERS, find_adapter
 
 logger = logging.getLogger(__name__)
-
+# The node's family combo: the models' names as users know them, each for its adapter (PreviewRequest.family).
+FAMILY_CHOICES: dict[str, str] = {adapter.display_name: adapter.name for adapter in ADAPTERS}
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,8 @@ def schedule_curves(request: PreviewRequest) -> dict:
     original = plain_frequencies(axis_dim, theta)
     settings = request.sega_settings
     plans = plan_call(config, adapter, grid)
+    if plans is not None:  # the trained size the plan uses (SEGA "paper" on Qwen-Image: the official code's 1024)
+        base_grid = tuple(plan.base_tokens for plan in plans)
     spectrum = None
     if request.sega and plans is not None:
         # Profiles only depend on the grid, so a coarser synthetic grid with the same token aspect keeps this fast
@@ -170,87 +173,11 @@ def schedule_curves(request: PreviewRequest) -> dict:
     return {"sigmas": sigmas, "axes": axes, "grid": grid, "base_tokens": max(base_grid), "base_grid": base_grid}
 
 
-def _colour(value: float) -> tuple[int, int, int]:
-    """A perceptually ordered dark-blue → yellow ramp for value in [0, 1]."""
-    stops = [(0.0, (20, 24, 82)), (0.35, (38, 120, 160)), (0.7, (110, 200, 100)), (1.0, (250, 230, 60))]
-    value = min(max(value, 0.0), 1.0)
-    for (a, ca), (b, cb) in zip(stops, stops[1:], strict=False):
-        if value <= b:
-            f = (value - a) / (b - a)
-            return tuple(round(x + (y - x) * f) for x, y in zip(ca, cb, strict=True))
-    return stops[-1][1]
-
-
-def key_range(values: torch.Tensor) -> tuple[float, float]:
-    """(low, high) of a colour key labelled to 3 decimals. A spread the labels cannot show (Wan at 1920x1088: YaRN
-    temperatures 1.0412 and 1.0405 for s = 1.51 and 1.50) gets one colour, not the two ends of the ramp."""
-    low, high = float(values.min()), float(values.max())
-    return (high, high) if f"{low:.3f}" == f"{high:.3f}" else (low, high)
-
-
 def render(request: PreviewRequest):
-    """The preview as a PIL image: two heat maps per axis (compression, temperature), each row with its colour key."""
-    from PIL import Image, ImageDraw, ImageFont
+    """The preview as a PIL image: the figure (schedule_figure.py) of this request's curves."""
+    from .schedule_figure import draw
 
-    curves = schedule_curves(request)
-    font = ImageFont.load_default()
-    cell_w, cell_h, margin, panel_gap, row_gap, top = 12, 8, 56, 72, 70, 76
-    key_w, key_gap, key_label_w = 14, 24, 64  # colour key: a bar to the right of each row, values beside it
-    steps = len(curves["sigmas"])
-    pw, ph = max(steps * cell_w, 240), curves["axes"]["rows"]["ratio"].shape[-1] * cell_h
-    key_x = margin + 2 * pw + panel_gap + key_gap
-    width = key_x + key_w + 6 + key_label_w
-    height = top + 2 * ph + row_gap + 4 + 14 + 8  # last row: panels, then one line of step labels, small margin
-    image = Image.new("RGB", (width, height), (250, 250, 250))
-    draw = ImageDraw.Draw(image)
-    if request.sega and request.sega_alone:
-        method = f"SEGA alone, recipe {request.sega_settings.recipe}: static ntk"
-    else:
-        method = request.schedule.method + (" (DyPE)" if request.schedule.dynamic else " (static)")
-        method += " + SEGA (our composition)" if request.sega else ""
-    draw.text((10, 8), f"{request.family}  {request.width}x{request.height}  {steps} steps  method {method}  "
-              f"base {curves['base_grid'][0]:.0f}x{curves['base_grid'][1]:.0f} tokens", fill=(0, 0, 0), font=font)
-    settings = request.sega_settings
-    temp_label = "SEGA per-pair temperature (synthetic latent)" if request.sega else "attention temperature"
-    draw.text((10, 24), f"top: log2(original / used frequency) per RoPE pair (row 0 = fastest) across steps; "
-              f"bottom: {temp_label}", fill=(60, 60, 60), font=font)
-    if request.sega:
-        draw.text((10, 40), f"SEGA: allocation {settings.allocation}, m_ref {settings.m_ref}, floor "
-                  f"{settings.floor:g}, kappa {settings.kappa:g}, alpha {settings.alpha:g}, beta {settings.beta:g}",
-                  fill=(60, 60, 60), font=font)
-    ratio_max = max(float(torch.log2(a["ratio"]).max()) for a in curves["axes"].values()) or 1.0
-    t_lo, t_hi = key_range(torch.cat([a["temperature"].reshape(-1) for a in curves["axes"].values()]))
-    for row, (hi_label, lo_label, what) in enumerate((
-        (f"x{2 ** ratio_max:.1f}", "x1", "compressed"),
-        (f"{t_hi:.3f}", f"{t_lo:.3f}", "temperature"),
-    )):
-        y0 = top + row * (ph + row_gap)
-        for y in range(ph):  # the key: hi at the top, as in the value labels left of the panels
-            draw.line([key_x, y0 + y, key_x + key_w - 1, y0 + y], fill=_colour(1.0 - y / max(ph - 1, 1)))
-        draw.rectangle([key_x - 1, y0 - 1, key_x + key_w, y0 + ph], outline=(120, 120, 120))
-        draw.text((key_x + key_w + 6, y0), hi_label, fill=(60, 60, 60), font=font)
-        draw.text((key_x + key_w + 6, y0 + ph - 10), lo_label, fill=(60, 60, 60), font=font)
-        draw.text((key_x - 4, y0 - 14), what, fill=(60, 60, 60), font=font)
-    for col, (name, axis) in enumerate(curves["axes"].items()):
-        x0 = margin + col * (pw + panel_gap)
-        for row, (values, lo, hi, label) in enumerate((
-            (torch.log2(axis["ratio"]), 0.0, ratio_max, f"{name}: {axis['tokens']} tokens, s = {axis['scale']:.2f}"),
-            (axis["temperature"], t_lo, t_hi, f"{name}: temperature {float(axis['temperature'].min()):.3f}.."
-                                              f"{float(axis['temperature'].max()):.3f}"),
-        )):
-            y0 = top + row * (ph + row_gap)
-            draw.text((x0, y0 - 14), label, fill=(0, 0, 0), font=font)
-            span = (hi - lo) or 1.0
-            for step in range(steps):
-                for pair in range(values.shape[-1]):
-                    c = _colour((float(values[step, pair]) - lo) / span)
-                    draw.rectangle([x0 + step * cell_w, y0 + pair * cell_h,
-                                    x0 + (step + 1) * cell_w - 1, y0 + (pair + 1) * cell_h - 1], fill=c)
-            draw.text((x0, y0 + ph + 4), f"step 1 (sigma {float(curves['sigmas'][0]):.2f}) -> step {steps} "
-                      f"(sigma {float(curves['sigmas'][-1]):.2f})", fill=(60, 60, 60), font=font)
-            draw.text((x0 - 50, y0), f"{hi:.2f}" if row else f"x{2 ** hi:.1f}", fill=(60, 60, 60), font=font)
-            draw.text((x0 - 50, y0 + ph - 10), f"{lo:.2f}" if row else "x1", fill=(60, 60, 60), font=font)
-    return image
+    return draw(request, schedule_curves(request))
 
 
 MAX_SIDE_PX = 65536

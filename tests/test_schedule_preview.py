@@ -82,16 +82,51 @@ def test_preview_follows_the_qwen_image_paper_quirks(preview):
         assert torch.equal(rows, columns) == same, recipe
 
 
-def test_temperatures_the_key_cannot_tell_apart_get_one_colour(preview):
-    # Wan 14B at 1920x1088: s = 1.51 and 1.50, YaRN temperatures 1.0412 and 1.0405, both labelled 1.041.
-    request = preview.PreviewRequest(family="wan_14b", width=1920, height=1088, steps=4, sega=False)
-    temps = torch.cat([a["temperature"].reshape(-1) for a in preview.schedule_curves(request)["axes"].values()])
-    assert temps.min() < temps.max()
-    low, high = preview.key_range(temps)
-    assert low == high == float(temps.max())
-    uhd = preview.PreviewRequest(width=3840, height=2160, steps=4, sega=False)  # Flux: 1.075 and 1.132
-    temps = torch.cat([a["temperature"].reshape(-1) for a in preview.schedule_curves(uhd)["axes"].values()])
-    assert preview.key_range(temps) == (float(temps.min()), float(temps.max()))
+@pytest.fixture(scope="module")
+def figure():
+    import host
+
+    return host.pack_submodule("nodes.schedule_figure")
+
+
+def test_each_panel_keys_its_own_range_and_a_constant_is_one_value(preview, figure):
+    # Wan 14B at 1920x1088 without SEGA: YaRN's one temperature per axis (1.0412 rows, 1.0405 columns) is a
+    # constant in each panel, said as a value, not stretched over the ramp.
+    wan = preview.schedule_curves(preview.PreviewRequest(family="wan_14b", width=1920, height=1088, steps=4,
+                                                         sega=False))
+    for axis in wan["axes"].values():
+        key = figure.temperature_key(axis["temperature"])
+        assert key.constant is not None and f"{float(axis['temperature'][0, 0]):.3f}" in key.constant
+    # A spread of 0.002 is not constant, but its key spans MIN_TEMPERATURE_SPAN: two nearly equal colours.
+    near = torch.tensor([[1.000, 1.002]], dtype=torch.float64)
+    key = figure.temperature_key(near)
+    assert key.constant is None and key.high - key.low == pytest.approx(figure.MIN_TEMPERATURE_SPAN)
+    a, b = figure.colours(near, key)[0].tolist()
+    assert max(abs(x - y) for x, y in zip(a, b, strict=True)) < 25
+    # SEGA at 4096²: the key spans exactly the panel's values, labelled at both ends.
+    sega = preview.schedule_curves(preview.PreviewRequest(width=4096, height=4096, steps=4))
+    t = sega["axes"]["rows"]["temperature"]
+    key = figure.temperature_key(t)
+    assert (key.low, key.high) == (float(t.min()), float(t.max()))
+    assert [label for _, label in key.ticks] == [f"{float(t.min()):.3f}", f"{float(t.max()):.3f}"]
+    # Compression on a log2 scale from 1x, at least to 2x; none at the trained size.
+    ratio = sega["axes"]["rows"]["ratio"]
+    key = figure.compression_key(ratio)
+    assert key.low == 0.0 and key.high == pytest.approx(float(torch.log2(ratio).max()))
+    assert key.ticks[-1][1] == "4x"
+    flat = preview.schedule_curves(preview.PreviewRequest(width=1024, height=1024, steps=3))
+    assert figure.compression_key(flat["axes"]["rows"]["ratio"]).constant is not None
+
+
+def test_figure_says_what_it_shows(preview, figure):
+    request = preview.PreviewRequest(family="qwen_image", width=3840, height=2160, steps=8, sega_alone=True)
+    title, recipe, caption = figure.describe(request, preview.schedule_curves(request))
+    assert title.startswith("Qwen-Image") and "3840 x 2160" in title and "8 steps" in title
+    # SEGA alone with recipe paper on Qwen-Image: the official code's 1024 px trained size (its quirk)
+    assert "SEGA alone" in recipe and "trained at 1024 x 1024" in recipe
+    assert caption.startswith("Top: how much each RoPE frequency pair is compressed") and "Bottom:" in caption
+    assert all(name in preview.FAMILY_CHOICES for name in ("Qwen-Image (incl. Edit)", "Wan 2.2 TI2V 5B"))
+    assert set(preview.FAMILY_CHOICES.values()) == {a.name for a in preview.ADAPTERS}
 
 
 def test_below_base_is_flat(preview):
@@ -118,11 +153,18 @@ def test_node_returns_an_image(comfy_host):
     import host
 
     node = host.pack_submodule("nodes.preview_node").DyPESchedulePreview
-    result = node.execute(family="flux", width=3072, height=1536, steps=6, shift=0.0, method="ntk", dynamic=True,
+    result = node.execute(family="Flux.1 (dev / schnell / Krea / Kontext / Fill)", width=3072, height=1536, steps=6, shift=0.0, method="ntk", dynamic=True,
                           lambda_t=2.0, lambda_s=2.0, base_resolution=0, sega=False)
     (image,) = result.result
     assert image.dtype == torch.float32 and image.shape[0] == 1 and image.shape[-1] == 3
     assert 0.0 <= image.min() and image.max() <= 1.0 and image.std() > 0.05
+    preview = host.pack_submodule("nodes.schedule_preview")
+    rope = host.pack_submodule("rope")
+    want = preview.render(preview.PreviewRequest(width=3072, height=1536, steps=6, sega=False,
+                                                 schedule=rope.PositionSchedule(method="ntk")))
+    got = (image[0] * 255).round().to(torch.uint8)
+    assert got.shape == (want.height, want.width, 3)  # every input reached the figure (a lost one changes it)
+    assert torch.equal(got, torch.frombuffer(bytearray(want.tobytes()), dtype=torch.uint8).reshape(got.shape))
     alone = node.execute(family="flux", width=3072, height=1536, steps=6, shift=0.0, method="yarn", dynamic=True,
                          lambda_t=2.0, lambda_s=2.0, base_resolution=0, sega=True, sega_alone=True,
                          allocation="frequency", m_ref="yarn", floor=0.0)

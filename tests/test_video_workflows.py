@@ -12,10 +12,10 @@ from pathlib import Path
 
 import host
 import pytest
-from headless import registry, runner, video_workflows
+from headless import make_workflows, registry, runner, video_workflows
 from headless.tiny_pack.video import VIDEO_FAMILIES
 
-VIDEO = [runner.WORKFLOWS_DIR / name for name in video_workflows.NAMES]
+VIDEO = [runner.WORKFLOWS_DIR / make_workflows.shipped(name) for name in video_workflows.NAMES]
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,7 @@ def test_video_workflow_runs_end_to_end_on_tiny_models(path: Path, tmp_path: Pat
 
 def test_wan22_pair_changes_the_video_only_above_its_base(tmp_path: Path, comfy):
     # The pair: each model patched by its own DyPE node, the high-noise sampler handing over at half the steps.
-    wf = runner.load_workflow(runner.WORKFLOWS_DIR / video_workflows.WAN22_1088P)
+    wf = runner.load_workflow(runner.WORKFLOWS_DIR / make_workflows.shipped(video_workflows.WAN22_1088P))
     plain, _ = runner.make_tiny(runner.to_api(runner.bypass_ours(wf)))
     active, plan = runner.make_tiny(runner.to_api(wf))
     assert len(plan.base_px) == 2 and sorted(plan.step_windows.values()) == [(0, 1), (1, 2)]

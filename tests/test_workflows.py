@@ -17,10 +17,11 @@ from headless import make_workflows, registry, runner, uicheck, video_workflows
 from headless.convert import ui_to_api
 
 WORKFLOWS = sorted(runner.WORKFLOWS_DIR.glob("*.json"))
-SHIPPED = {make_workflows.FLUX_DEV_4096, make_workflows.FLUX_KREA_SEGA, make_workflows.FLUX_KREA_4096,
-           make_workflows.QWEN_4096, make_workflows.FLUX_DEV_UHD,
-           *(spec.file for spec in make_workflows.SPECS), *video_workflows.NAMES}
-IMAGE_WORKFLOWS = [p for p in WORKFLOWS if p.name not in video_workflows.NAMES]  # video: test_video_workflows
+SHIPPED = {make_workflows.shipped(key) for key in (
+    make_workflows.FLUX_DEV_4096, make_workflows.FLUX_KREA_SEGA, make_workflows.FLUX_KREA_4096, make_workflows.QWEN_4096,
+    make_workflows.FLUX_DEV_UHD, *(spec.file for spec in make_workflows.SPECS), *video_workflows.NAMES)}
+VIDEO_FILES = {make_workflows.shipped(name) for name in video_workflows.NAMES}
+IMAGE_WORKFLOWS = [p for p in WORKFLOWS if p.name not in VIDEO_FILES]  # video: test_video_workflows
 LOADER_FILE_INPUTS = {"UNETLoader": ["unet_name"], "DualCLIPLoader": ["clip_name1", "clip_name2"],
                       "CLIPLoader": ["clip_name"], "QuadrupleCLIPLoader": [f"clip_name{i}" for i in range(1, 5)],
                       "VAELoader": ["vae_name"]}
@@ -71,7 +72,7 @@ def test_all_examples_are_shipped_and_generated():
 def test_each_workflow_has_a_pack_family_and_only_newer_host_ones_skip(comfy):
     # The family comes from the model file (registry.MODEL_FAMILY): it must name a pack adapter, and a workflow the
     # generator does not mark as for newer hosts must run on every host (never skip by accident).
-    newer = {spec.file for spec in make_workflows.SPECS if spec.newer_host}
+    newer = {make_workflows.shipped(spec.file) for spec in make_workflows.SPECS if spec.newer_host}
     for path in WORKFLOWS:
         wf = runner.load_workflow(path)
         for unet in (n["widgets_values"][0] for n in wf["nodes"] if n["type"] == "UNETLoader"):
@@ -90,7 +91,7 @@ def test_workflow_parses_and_documents_itself(path: Path):
     assert ours and all(n["properties"]["cnr_id"] == "comfyui-dype-sega" for n in ours)
     assert all(n["properties"]["Node name for S&R"] == n["type"] for n in wf["nodes"] if n["type"] != "MarkdownNote")
     types = {n["type"] for n in wf["nodes"]}
-    video = path.name in video_workflows.NAMES
+    video = path.name in VIDEO_FILES
     assert types >= {"UNETLoader", "VAELoader", "CLIPTextEncode"} | (
         {"EmptyHunyuanLatentVideo", "SaveWEBM"} if video else {"KSampler", "SaveImage"})
     if not video:
@@ -120,7 +121,7 @@ def test_api_prompt_passes_comfyui_validation(path: Path, object_info, our_nodes
     prompt = ui_to_api(runner.load_workflow(path), object_info)
     result = runner.validate(prompt)
     assert result.ok, (result.error, result.node_errors)
-    video = path.name in video_workflows.NAMES
+    video = path.name in VIDEO_FILES
     assert [prompt[i]["class_type"] for i in result.outputs] == ["SaveWEBM" if video else "SaveImage"]
 
 
@@ -137,7 +138,7 @@ def test_runs_end_to_end_on_tiny_models(path: Path, tmp_path: Path, our_nodes, t
 
 
 def test_our_nodes_change_the_image_only_above_their_base(tmp_path: Path, our_nodes):
-    path = runner.WORKFLOWS_DIR / make_workflows.FLUX_KREA_4096
+    path = runner.WORKFLOWS_DIR / make_workflows.shipped(make_workflows.FLUX_KREA_4096)
     wf = runner.load_workflow(path)
     plain, _ = runner.make_tiny(runner.to_api(runner.bypass_ours(wf)), side=128)
     active, plan = runner.make_tiny(runner.to_api(wf), side=128)
@@ -152,7 +153,7 @@ def test_our_nodes_change_the_image_only_above_their_base(tmp_path: Path, our_no
     assert digests["at_base"] == digests["plain"], "at the trained size the patched model must equal the plain one"
 
 
-@pytest.mark.parametrize("name", [make_workflows.FLUX_DEV_UHD, make_workflows.QWEN_4096])
+@pytest.mark.parametrize("name", [make_workflows.shipped(make_workflows.FLUX_DEV_UHD), make_workflows.shipped(make_workflows.QWEN_4096)])
 def test_stock_graph_runs_with_our_nodes_bypassed(name: str, tmp_path: Path, comfy):
     # Independent of our nodes: loaders → prompts → sampler → tiled decode → save, for both families.
     prompt = runner.to_api(runner.bypass_ours(runner.load_workflow(runner.WORKFLOWS_DIR / name)))
@@ -174,7 +175,7 @@ def _link(wf: dict, src: dict, link_id: int, dst: dict, dst_input: str) -> None:
 
 
 def test_converter_follows_reroute_bypass_mute_and_primitive(object_info):
-    wf = runner.bypass_ours(runner.load_workflow(runner.WORKFLOWS_DIR / make_workflows.FLUX_DEV_4096))
+    wf = runner.bypass_ours(runner.load_workflow(runner.WORKFLOWS_DIR / make_workflows.shipped(make_workflows.FLUX_DEV_4096)))
     ksampler, decode, vae = _node(wf, "KSampler"), _node(wf, "VAEDecodeTiled"), _node(wf, "VAELoader")
     negative_link = next(s["link"] for s in ksampler["inputs"] if s["name"] == "negative")
     next(n for n in wf["nodes"] if n["id"] == wf["links"][negative_link - 1][1])["mode"] = 2  # mute
@@ -202,11 +203,11 @@ def test_converter_follows_reroute_bypass_mute_and_primitive(object_info):
 
 
 def test_checks_catch_shifted_widgets_and_unknown_files(object_info, our_nodes):
-    wf = runner.load_workflow(runner.WORKFLOWS_DIR / make_workflows.FLUX_DEV_4096)
+    wf = runner.load_workflow(runner.WORKFLOWS_DIR / make_workflows.shipped(make_workflows.FLUX_DEV_4096))
     _node(wf, "KSampler")["widgets_values"].remove("fixed")  # an old file without the control slot
     errors = uicheck.check_workflow(wf, object_info, registry.VIRTUAL_NODES)
     assert any("KSampler: 6 widgets_values, schema has 7" in e for e in errors), errors
-    wf = runner.load_workflow(runner.WORKFLOWS_DIR / make_workflows.FLUX_DEV_4096)
+    wf = runner.load_workflow(runner.WORKFLOWS_DIR / make_workflows.shipped(make_workflows.FLUX_DEV_4096))
     _node(wf, "UNETLoader")["widgets_values"][0] = "flux1-dev-missing.safetensors"
     result = runner.validate(ui_to_api(wf, object_info))
     assert not result.ok
@@ -214,7 +215,7 @@ def test_checks_catch_shifted_widgets_and_unknown_files(object_info, our_nodes):
 
 
 def test_ui_check_accepts_outputs_a_newer_host_appends_but_not_changed_ones(object_info, our_nodes):
-    wf = runner.load_workflow(runner.WORKFLOWS_DIR / make_workflows.FLUX_DEV_4096)
+    wf = runner.load_workflow(runner.WORKFLOWS_DIR / make_workflows.shipped(make_workflows.FLUX_DEV_4096))
     _node(wf, "SaveImage")["outputs"] = []  # as saved by a 0.3.75-era frontend, whatever the host appends since
     assert uicheck.check_workflow(wf, object_info, registry.VIRTUAL_NODES) == []
     _node(wf, "VAEDecodeTiled")["outputs"][0]["type"] = "LATENT"
@@ -223,35 +224,66 @@ def test_ui_check_accepts_outputs_a_newer_host_appends_but_not_changed_ones(obje
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=ids)
-def test_thumbnail_is_the_workflows_own_schedule(path: Path):
-    # The template browser shows <name>.jpg on the card: it must exist and be this graph's schedule, not a stale one.
-    from PIL import Image, ImageChops, ImageStat
+def test_thumbnail_is_this_workflows_card(path: Path):
+    # The template browser shows <name>.jpg on the card. Regenerated from the graph, it must be the same picture:
+    # the same JPEG pixels (a stale caption changes a few hundred pixels by far more than JPEG's rounding), not a
+    # mean difference, which a changed word hides.
+    import io
 
-    thumb = Image.open(path.with_suffix(".jpg"))
-    assert thumb.format == "JPEG" and thumb.size == (768, 768)
-    fresh = make_workflows.thumbnail(runner.load_workflow(path), path.stem)
-    diff = ImageStat.Stat(ImageChops.difference(thumb.convert("RGB"), fresh)).mean
-    assert max(diff) < 2.0, f"{path.with_suffix('.jpg').name} is stale (mean abs diff {diff}): run make_workflows.py"
+    from PIL import Image, ImageChops
+
+    committed = Image.open(path.with_suffix(".jpg"))
+    assert committed.format == "JPEG" and committed.size == (make_workflows.THUMB, make_workflows.THUMB)
+    fresh = Image.open(io.BytesIO(make_workflows.thumbnail_bytes(runner.load_workflow(path))))
+    diff = ImageChops.difference(committed.convert("RGB"), fresh.convert("RGB")).convert("L")
+    changed = sum(diff.point(lambda v: v > 24).histogram()[1:])
+    assert changed == 0, (f"{path.with_suffix('.jpg').name} is stale ({changed} pixels differ, box {diff.getbbox()}): "
+                          "run tests/headless/make_workflows.py")
+
+
+def test_cards_tell_recipes_apart_and_sort_featured_first():
+    # A → Z (and a by-name listing) shows the published SEGA recipe and plain DyPE on Flux.1-dev first; every image
+    # card's name carries what people search for near its start (the template search's reach: test_browser.py).
+    names = sorted(p.stem for p in WORKFLOWS)
+    assert names[:2] == [make_workflows.shipped(k)[:-5] for k in (make_workflows.FLUX_KREA_SEGA,
+                                                                 make_workflows.FLUX_DEV_4096)]
+    for name in names:
+        assert name.find("upscale-free") <= 30, name
+    assert {make_workflows.card_facts(runner.load_workflow(p))["recipe"] for p in WORKFLOWS} == set(make_workflows.RECIPES)
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=ids)
-def test_opens_with_everything_on_screen(path: Path):
-    # Offline half of the browser check: at extra.ds every node (title included) lies in the part of a 1920×1080
-    # window the frontend 1.32.9 leaves to the canvas, at a zoom where it draws text (≥ 0.6).
+def test_opens_with_everything_on_screen_and_apart(path: Path):
+    # Offline half of the browser check: the saved view is the frontend's fit of the graph (what frontend 1.47 shows
+    # for a template card); at it every node, title included, lies in the part of a 1920×1080 window the frontend
+    # leaves to the canvas (sidebar 60 px, chrome 140 px high, minimap right of 1664 px), at a zoom where it draws
+    # text; no two nodes overlap, and the 22 units above each badged node's title are free of other nodes.
     wf = runner.load_workflow(path)
+    boxes = [(*n["pos"], *n["size"]) for n in wf["nodes"]]
+    assert wf["extra"]["ds"] == make_workflows.fit_view(boxes)
     scale, (ox, oy) = wf["extra"]["ds"]["scale"], wf["extra"]["ds"]["offset"]
-    assert scale >= 0.6
+    assert scale >= 0.75
+    title = make_workflows.TITLE_H
+    rects = {n["id"]: (n["pos"][0], n["pos"][1] - title, n["pos"][0] + n["size"][0], n["pos"][1] + n["size"][1])
+             for n in wf["nodes"]}
     for node in wf["nodes"]:
-        (x, y), (w, h) = node["pos"], node["size"]
-        left, top = (x + ox) * scale, (y - make_workflows.TITLE_H + oy) * scale
-        right, bottom = (x + w + ox) * scale, (y + h + oy) * scale
-        assert left >= 60 and top >= 140 and right <= 1920 and bottom <= 1080, (node["type"], left, top, right, bottom)
+        left, top, right, bottom = ((v + o) * scale for v, o in zip(rects[node["id"]], (ox, oy, ox, oy), strict=True))
+        assert left >= 60 and top >= 140 and right <= 1664 and bottom <= 1080, (node["type"], left, top, right, bottom)
+        x0, y0, x1, _ = rects[node["id"]]
+        badge = (x0, y0 - 22, x1, y0)
+        for other, (a, b, c, d) in rects.items():
+            if other == node["id"]:
+                continue
+            assert not (min(x1, c) > max(x0, a) and min(rects[node["id"]][3], d) > max(y0, b)), (node["type"], other)
+            if node["type"] in make_workflows.BADGED:
+                assert not (min(badge[2], c) > max(badge[0], a) and min(badge[3], d) > max(badge[1], b)), \
+                    f"{node['type']}'s badge would sit on node {other}"
 
 
 def test_registry_icon_is_ours_current_and_linked():
     import re
 
-    from PIL import Image, ImageChops, ImageStat
+    from PIL import Image, ImageChops
 
     # `key = "value"` lines of pyproject.toml (tomllib is 3.11+, the pack supports 3.10)
     meta = dict(re.findall(r'^(\w+) = "(.*)"$', (runner.WORKFLOWS_DIR.parent / "pyproject.toml").read_text(), re.M))
@@ -260,5 +292,18 @@ def test_registry_icon_is_ours_current_and_linked():
     assert meta["Documentation"].startswith(meta["Repository"]) and meta["Issues"] == f"{meta['Repository']}/issues"
     shipped = Image.open(make_workflows.ICON)
     assert shipped.format == "PNG" and shipped.size == (400, 400)
-    diff = ImageStat.Stat(ImageChops.difference(shipped.convert("RGB"), make_workflows.icon())).mean
-    assert max(diff) < 1.0, f"icon.png is stale (mean abs diff {diff}): run make_workflows.py"
+    changed = ImageChops.difference(shipped.convert("RGB"), make_workflows.icon()).getbbox()
+    assert changed is None, f"icon.png is stale (differs in {changed}): run make_workflows.py"
+
+
+def test_docs_list_every_workflow_and_readme_pictures_exist():
+    # docs/workflows.md's table names each shipped workflow once, by its file name; README's pictures are committed.
+    import re
+
+    root = runner.WORKFLOWS_DIR.parent
+    table = (root / "docs" / "workflows.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (\d\d [^|]*upscale-free[^|]*?)(?: ¹)? \|", table, re.M)
+    assert sorted(rows) == sorted(p.stem for p in WORKFLOWS)
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    pictures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", readme)
+    assert pictures and all((root / p).is_file() for p in pictures), pictures

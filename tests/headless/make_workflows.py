@@ -15,17 +15,19 @@ one of those already has the files. The other image families (Chroma, Flux.2, Z-
 from __future__ import annotations
 
 import json
-import math
+import re
 import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
 try:
+    from . import note_heights
     from .image_families import SPECS, FamilyWorkflow
     from .notes import NOTES, family_note
 except ImportError:  # run as a script: python tests/headless/make_workflows.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from headless import note_heights
     from headless.image_families import SPECS, FamilyWorkflow
     from headless.notes import NOTES, family_note
 
@@ -167,28 +169,83 @@ class Graph:
         }
 
     def _view(self) -> dict[str, Any]:
-        # The canvas opens at extra.ds: screen = (graph + offset) * scale. Put the graph's top-left corner right of
-        # the frontend's sidebar and below its tab bar and breadcrumb (1.32.9 at 1920×1080: sidebar 59 px wide,
-        # chrome 140 px high); the layout below is narrow enough to end left of the minimap at this zoom.
-        left = min(n["pos"][0] for n in self.nodes)
-        top = min(n["pos"][1] for n in self.nodes) - TITLE_H
-        return {"scale": VIEW_SCALE, "offset": [round(VIEW_ORIGIN[0] / VIEW_SCALE - left),
-                                                round(VIEW_ORIGIN[1] / VIEW_SCALE - top)]}
+        return fit_view([(*n["pos"], *n["size"]) for n in self.nodes])
 
 
-# Layout, in graph units (the frontend draws node titles above pos, TITLE_H high). Columns left to right in the order
-# a user reads the graph: recipe note; loaders with the model patches under them; prompts + latent; sampler + decode;
-# image. Compact enough to open at 0.85 (the frontend stops drawing text below 0.6).
-VIEW_SCALE = 0.85
-VIEW_ORIGIN = (80, 160)  # screen px of the graph's top-left corner
-TITLE_H = 30
-NOTE = (0, 460)  # x, width
-LOADERS, PROMPTS, SAMPLER, IMAGE = 500, 880, 1280, 1620  # column x; the model patches sit under the loaders
+def fit_view(boxes: list[tuple[float, float, float, float]]) -> dict[str, Any]:
+    """The view a 1920×1080 window opens the graph at: what the frontend's own "fit view" computes (1.47
+    ``LGraphCanvas.fitToBounds`` as ``app.loadGraphData`` calls it for a template card: the nodes' bounds, title bars
+    included, padded by 10 units, filling 75 % of the window, centred). Saved as ``extra.ds``, so Workflow › Open
+    (which restores ``extra.ds``) and a template card (which fits on frontend 1.47) show the same picture."""
+    left = min(x for x, _, _, _ in boxes) - FIT_PAD
+    top = min(y for _, y, _, _ in boxes) - TITLE_H - FIT_PAD
+    width = max(x + w for x, _, w, _ in boxes) + FIT_PAD - left
+    height = max(y + h for _, y, _, h in boxes) + FIT_PAD - top
+    scale = min(FIT_ZOOM * WINDOW[0] / max(width, 300), FIT_ZOOM * WINDOW[1] / max(height, 300))
+    offset = [-left - width / 2 + WINDOW[0] / scale / 2, -top - height / 2 + WINDOW[1] / scale / 2]
+    return {"scale": round(scale, 6), "offset": [round(v, 3) for v in offset]}
 
 
-def _tail(g: Graph, model: int, clip: int, vae: int, *, prompt: str, negative: str | None, width: int, height: int,
-          seed: int, steps: int, cfg: float, guidance: float | None, prefix: str, latent_node: str = "EmptySD3LatentImage",
-          sampler: str = "euler", scheduler: str = "simple", decode: str = "VAEDecodeTiled") -> None:
+# Layout, in graph units. Columns left to right in the order a user reads the graph: recipe note; loaders; this pack's
+# nodes; prompts + latent; sampler, decode, image. Each column stacks its nodes top-down (``Column``), GAP apart; a
+# node that shows a badge gets BADGE_H more room above its title: the frontend draws badges (the pack's name on ours,
+# "[BETA]" on experimental core nodes) right-aligned just above the title bar (litegraph ``LGraphNode.drawBadges``:
+# 20 high, 2 above the title), where they would otherwise sit on the node above. The graph is compact enough that
+# the fit view (``fit_view``) is about 0.83 (the frontend draws text from 0.6 up), and tall enough for its width
+# that the fit leaves a margin left and right: the minimap sits in the window's bottom-right corner (x > 1664 px at
+# 1920 wide), where a graph filling the width would end.
+WINDOW = (1920, 1080)  # the window size the saved view is computed for
+FIT_ZOOM, FIT_PAD = 0.75, 10  # the frontend's fitToBounds fill fraction and createBounds padding
+TITLE_H = 30  # LiteGraph.NODE_TITLE_HEIGHT: titles are drawn above pos
+GAP, GAP_X = 20, 24
+BADGE_H = 24
+BADGED = frozenset({"DyPESEGA_PatchModel", "DyPESEGA_SEGAAttention", "VAEDecodeTiled", "SaveWEBM", "T5TokenizerOptions"})
+NOTE_W, LOADER_W, OURS_W, PROMPT_W, SAMPLER_W = 400, 300, 280, 300, 280
+# Where the last column ends: Save Image fills the sampler column down to here, which makes the graph tall enough
+# for the margins above (about 1676 × 974 units with the fit's padding).
+LAYOUT_BOTTOM = 954
+
+
+class Column:
+    """One column of the layout: ``add`` puts a node under the previous one."""
+
+    def __init__(self, g: Graph, x: int, width: int) -> None:
+        self.g, self.x, self.width, self.bottom = g, x, width, None
+
+    def add(self, node_type: str, height: int, widgets: list) -> int:
+        y = self._next_y(node_type)
+        self.bottom = y + height
+        return self.g.add(node_type, (self.x, y), (self.width, height), widgets)
+
+    def fill(self, node_type: str, widgets: list, at_least: int = 0) -> int:
+        """A node reaching down to LAYOUT_BOTTOM, or ``at_least`` high where the column is already longer."""
+        return self.add(node_type, max(at_least, LAYOUT_BOTTOM - self._next_y(node_type)), widgets)
+
+    def _next_y(self, node_type: str) -> int:
+        top = 0 if self.bottom is None else self.bottom + GAP
+        return top + (BADGE_H if node_type in BADGED else 0) + TITLE_H
+
+
+def columns(g: Graph, *widths: int, x: int = NOTE_W + GAP_X) -> list[Column]:
+    """Columns of these widths right of the note, GAP_X apart."""
+    out = []
+    for width in widths:
+        out.append(Column(g, x, width))
+        x += width + GAP_X
+    return out
+
+
+class Layout:
+    """The image graphs' columns: loaders, this pack's nodes, prompts + latent, sampler + decode + image."""
+
+    def __init__(self, g: Graph) -> None:
+        self.loaders, self.ours, self.prompts, self.sampler = columns(g, LOADER_W, OURS_W, PROMPT_W, SAMPLER_W)
+
+
+def _tail(g: Graph, at: Layout, model: int, clip: int, vae: int, *, prompt: str, negative: str | None, width: int,
+          height: int, seed: int, steps: int, cfg: float, guidance: float | None, prefix: str,
+          latent_node: str = "EmptySD3LatentImage", sampler: str = "euler", scheduler: str = "simple",
+          decode: str = "VAEDecodeTiled") -> None:
     """Prompts, latent, sampler, decode and save: the part every example shares.
 
     ``negative=None`` is Flux's empty negative as ComfyUI's Flux templates build it: ConditioningZeroOut of the
@@ -196,50 +253,51 @@ def _tail(g: Graph, model: int, clip: int, vae: int, *, prompt: str, negative: s
     """
     if guidance is not None and negative is not None:
         raise ValueError("FluxGuidance sits where a text negative would: give one or the other")
-    pos = g.add("CLIPTextEncode", (PROMPTS, 0), (360, 200), [prompt])
+    pos = at.prompts.add("CLIPTextEncode", 200, [prompt])
     g.link(clip, 0, pos, "clip")
+    if guidance is not None:
+        fg = at.prompts.add("FluxGuidance", 60, [guidance])
+        g.link(pos, 0, fg, "conditioning")
     if negative is None:
-        neg = g.add("ConditioningZeroOut", (PROMPTS, 350), (300, 50), [])
+        neg = at.prompts.add("ConditioningZeroOut", 50, [])
         g.link(pos, 0, neg, "conditioning")
     else:
-        neg = g.add("CLIPTextEncode", (PROMPTS, 250), (360, 120), [negative])
+        neg = at.prompts.add("CLIPTextEncode", 120, [negative])
         g.link(clip, 0, neg, "clip")
     if guidance is not None:
-        fg = g.add("FluxGuidance", (PROMPTS, 250), (300, 60), [guidance])
-        g.link(pos, 0, fg, "conditioning")
         pos = fg
-    latent = g.add(latent_node, (PROMPTS, 440), (300, 110), [width, height, 1])
-    ks = g.add("KSampler", (SAMPLER, 0), (300, 270), [seed, "fixed", steps, cfg, sampler, scheduler, 1.0])
+    latent = at.prompts.add(latent_node, 110, [width, height, 1])
+    ks = at.sampler.add("KSampler", 270, [seed, "fixed", steps, cfg, sampler, scheduler, 1.0])
     g.link(model, 0, ks, "model")
     g.link(pos, 0, ks, "positive")
     g.link(neg, 0, ks, "negative")
     g.link(latent, 0, ks, "latent_image")
     if decode == "VAEDecodeTiled":
-        dec = g.add("VAEDecodeTiled", (SAMPLER, 330), (300, 150), [512, 64, 64, 8])
+        dec = at.sampler.add("VAEDecodeTiled", 150, [512, 64, 64, 8])
     else:
-        dec = g.add(decode, (SAMPLER, 330), (300, 50), [])
+        dec = at.sampler.add(decode, 50, [])
     g.link(ks, 0, dec, "samples")
     g.link(vae, 0, dec, "vae")
-    save = g.add("SaveImage", (IMAGE, 0), (340, 480), [prefix])
+    save = at.sampler.fill("SaveImage", [prefix])
     g.link(dec, 0, save, "images")
 
 
-def _patches(g: Graph, model: int, sega: bool, y: int, dype: bool = True) -> int:
+def _patches(g: Graph, column: Column, model: int, sega: bool, dype: bool = True) -> int:
     """DyPE, DyPE → SEGA (our composition) or SEGA alone (the published SEGA recipe: static NTK positions)."""
     if dype:
-        node = g.add("DyPESEGA_PatchModel", (LOADERS, y), (340, 190), list(DYPE_DEFAULTS))
+        node = column.add("DyPESEGA_PatchModel", 190, list(DYPE_DEFAULTS))
         g.link(model, 0, node, "model")
-        model, y = node, y + 230
+        model = node
     if not sega:
         return model
-    node = g.add("DyPESEGA_SEGAAttention", (LOADERS, y), (340, 320), list(SEGA_DEFAULTS))
+    node = column.add("DyPESEGA_SEGAAttention", 320, list(SEGA_DEFAULTS))
     g.link(model, 0, node, "model")
     return node
 
 
 def note_text(name: str) -> str:
-    """The note of a shipped workflow: written out in notes.py, or built from its family's spec and the pack's
-    adapter (trained size and name come from the pack, not from a copy)."""
+    """The note of a shipped workflow (by its key): written out in notes.py, or built from its family's spec and the
+    pack's adapter (trained size and name come from the pack, not from a copy)."""
     if name in NOTES:
         return NOTES[name]
     import host
@@ -249,45 +307,37 @@ def note_text(name: str) -> str:
     return family_note(spec, facts.default_base_px, facts.display_name)
 
 
-def _note(g: Graph, name: str) -> None:
-    text = note_text(name)
-    g.add("MarkdownNote", (NOTE[0], 0), (NOTE[1], note_height(text)), [text])
-
-
-def note_height(text: str) -> int:
-    """Room for the note's text, so it opens without a scroll bar or a blank half. The frontend 1.32.9 renders the
-    markdown at 10 graph units (about 90 characters a line at this width); measured content heights of the shipped
-    notes were 379-411 units, this estimate gives 416-432 plus the title bar and margins."""
-    wrapped = sum(-(-len(line) // 90) for line in text.splitlines() if line.strip() and not line.startswith("# "))
-    return 16 * wrapped + 40
+def add_note(g: Graph, text: str) -> None:
+    """The recipe note, left of everything, as tall as its text measured in the browser (note_heights.py)."""
+    g.add("MarkdownNote", (0, TITLE_H), (NOTE_W, note_heights.height(text, NOTE_W)), [text])
 
 
 def flux(name: str, unet: str, *, sega: bool, width: int, height: int, guidance: float, prompt: str, seed: int,
          slug: str, dype: bool = True) -> dict[str, Any]:
     g = Graph()
-    unet_id = g.add("UNETLoader", (LOADERS, 0), (340, 82), [unet, "default"])
-    clip = g.add("DualCLIPLoader", (LOADERS, 120), (340, 130),
-                 ["clip_l.safetensors", "t5xxl_fp16.safetensors", "flux", "default"])
-    vae = g.add("VAELoader", (LOADERS, 290), (340, 60), ["ae.safetensors"])
-    model = _patches(g, unet_id, sega, y=390, dype=dype)
-    _tail(g, model, clip, vae, prompt=prompt, negative=None, width=width, height=height, seed=seed, steps=28,
+    at = Layout(g)
+    unet_id = at.loaders.add("UNETLoader", 82, [unet, "default"])
+    clip = at.loaders.add("DualCLIPLoader", 130, ["clip_l.safetensors", "t5xxl_fp16.safetensors", "flux", "default"])
+    vae = at.loaders.add("VAELoader", 60, ["ae.safetensors"])
+    model = _patches(g, at.ours, unet_id, sega, dype=dype)
+    _tail(g, at, model, clip, vae, prompt=prompt, negative=None, width=width, height=height, seed=seed, steps=28,
           cfg=1.0, guidance=guidance, prefix=f"dype/{slug}")
-    _note(g, name)
+    add_note(g, note_text(name))
     return g.to_json(name)
 
 
 def qwen(name: str, *, width: int, height: int, prompt: str, seed: int, slug: str) -> dict[str, Any]:
     g = Graph()
-    unet_id = g.add("UNETLoader", (LOADERS, 0), (340, 82), ["qwen_image_fp8_e4m3fn.safetensors", "default"])
-    clip = g.add("CLIPLoader", (LOADERS, 120), (340, 110),
-                 ["qwen_2.5_vl_7b_fp8_scaled.safetensors", "qwen_image", "default"])
-    vae = g.add("VAELoader", (LOADERS, 270), (340, 60), ["qwen_image_vae.safetensors"])
-    shift = g.add("ModelSamplingAuraFlow", (LOADERS, 370), (340, 60), [3.1])
+    at = Layout(g)
+    unet_id = at.loaders.add("UNETLoader", 82, ["qwen_image_fp8_e4m3fn.safetensors", "default"])
+    clip = at.loaders.add("CLIPLoader", 110, ["qwen_2.5_vl_7b_fp8_scaled.safetensors", "qwen_image", "default"])
+    vae = at.loaders.add("VAELoader", 60, ["qwen_image_vae.safetensors"])
+    shift = at.loaders.add("ModelSamplingAuraFlow", 60, [3.1])
     g.link(unet_id, 0, shift, "model")
-    model = _patches(g, shift, sega=True, y=470)
-    _tail(g, model, clip, vae, prompt=prompt, negative=" ", width=width, height=height, seed=seed, steps=20,
+    model = _patches(g, at.ours, shift, sega=True)
+    _tail(g, at, model, clip, vae, prompt=prompt, negative=" ", width=width, height=height, seed=seed, steps=20,
           cfg=2.5, guidance=None, prefix=f"dype/{slug}")
-    _note(g, name)
+    add_note(g, note_text(name))
     return g.to_json(name)
 
 
@@ -298,32 +348,30 @@ CLIP_LOADER_HEIGHT = {"CLIPLoader": 110, "DualCLIPLoader": 130, "QuadrupleCLIPLo
 
 def family_workflow(spec: FamilyWorkflow) -> dict[str, Any]:
     """One family's example (image_families.py): its template's loaders and sampler settings, our nodes after the
-    loaders. The loaders column holds the loaders and our nodes; the model and text-encoder options of the template
-    (shift, T5 tokenizer options) sit under the latent, so the graph stays within one screen."""
+    loaders. The model and text-encoder options of the template (shift, T5 tokenizer options) sit under the loaders."""
     g = Graph()
-    unet = g.add("UNETLoader", (LOADERS, 0), (340, 82), [spec.unet.name, "default"])
-    clip_h = CLIP_LOADER_HEIGHT[spec.clip_loader]
+    at = Layout(g)
+    unet = at.loaders.add("UNETLoader", 82, [spec.unet.name, "default"])
     names = [f.name for f in spec.clip_files]
     widgets = names if spec.clip_type is None else [*names, spec.clip_type, "default"]
-    clip = g.add(spec.clip_loader, (LOADERS, 120), (340, clip_h), widgets)
-    vae_y = 120 + clip_h + 40
-    vae = g.add("VAELoader", (LOADERS, vae_y), (340, 60), [spec.vae.name if spec.vae else "pixel_space"])
-    model, extra_y = unet, 610
+    clip = at.loaders.add(spec.clip_loader, CLIP_LOADER_HEIGHT[spec.clip_loader], widgets)
+    vae = at.loaders.add("VAELoader", 60, [spec.vae.name if spec.vae else "pixel_space"])
+    model = unet
     if spec.shift is not None:
         node_type, value = spec.shift
-        shift = g.add(node_type, (PROMPTS, extra_y), (300, 60), [value])
+        shift = at.loaders.add(node_type, 60, [value])
         g.link(unet, 0, shift, "model")
-        model, extra_y = shift, extra_y + 100
+        model = shift
     if spec.t5_options:
-        options = g.add("T5TokenizerOptions", (PROMPTS, extra_y), (300, 82), [0, 0])
+        options = at.loaders.add("T5TokenizerOptions", 82, [0, 0])
         g.link(clip, 0, options, "clip")
         clip = options
-    model = _patches(g, model, spec.sega, y=vae_y + 100)
-    _tail(g, model, clip, vae, prompt=spec.prompt, negative=spec.negative, width=spec.width, height=spec.height,
+    model = _patches(g, at.ours, model, spec.sega)
+    _tail(g, at, model, clip, vae, prompt=spec.prompt, negative=spec.negative, width=spec.width, height=spec.height,
           seed=spec.seed, steps=spec.steps, cfg=spec.cfg, guidance=spec.guidance, prefix=f"dype/{spec.slug}",
           latent_node=spec.latent, sampler=spec.sampler, scheduler=spec.scheduler,
           decode="VAEDecodeTiled" if spec.vae else "VAEDecode")
-    _note(g, spec.file)
+    add_note(g, note_text(spec.file))
     return g.to_json(spec.file)
 
 
@@ -348,17 +396,46 @@ PROMPT_WIDE = (
     "highly detailed 16:9 landscape photograph"
 )
 
-# File names as the template browser shows them (card title = file stem). ASCII, no characters Windows forbids.
+# Each workflow's key: its model, size and recipe, ASCII. The shipped file name (``SHIPPED``) is made from it.
 FLUX_DEV_4096 = "FLUX.1-dev 4096x4096 DyPE.json"
-FLUX_KREA_SEGA = "FLUX.1-Krea-dev 4096x4096 SEGA.json"  # the published SEGA recipe: SEGA alone
+FLUX_KREA_SEGA = "FLUX.1-Krea-dev 4096x4096 published SEGA recipe.json"  # SEGA alone
 FLUX_KREA_4096 = "FLUX.1-Krea-dev 4096x4096 DyPE + SEGA.json"  # our composition: DyPE's dynamic positions + SEGA
 QWEN_4096 = "Qwen-Image 4096x4096 DyPE + SEGA.json"
-FLUX_DEV_UHD = "FLUX.1-dev 3840x2160 UHD DyPE.json"
+FLUX_DEV_UHD = "FLUX.1-dev 3840x2160 DyPE.json"
+
+# The card names. The template browser shows the file stem as the card's title and description, and its search
+# (Fuse.js, threshold 0.3, distance 100, on the name only for a custom node's templates) finds a word only within
+# about 30 characters of the name's start. So: a number giving the order a user should meet them in (A→Z sorting,
+# and the server's own listing where the file system lists by name, as on Windows); the model; the words people
+# search for, "4K" (or the video size) and "upscale-free"; then the recipe.
+SIZE_WORDS = {(4096, 4096): "4K", (3840, 2160): "4K UHD", (1280, 720): "720p", (1920, 1088): "1080p"}
+
+
+def card_name(key: str, number: int) -> str:
+    """``FLUX.1-dev 4096x4096 DyPE.json``, 2 → ``02 FLUX.1-dev 4K upscale-free DyPE.json``."""
+    size = re.search(r"(\d+)x(\d+)", key)
+    if size is None or (int(size[1]), int(size[2])) not in SIZE_WORDS:
+        raise ValueError(f"{key}: name its size in SIZE_WORDS (what a user would search for)")
+    words = SIZE_WORDS[int(size[1]), int(size[2])]
+    return f"{number:02d} {key[:size.start()]}{words} upscale-free{key[size.end():]}"
+
+
+def _keys() -> list[str]:
+    """All workflows in card order: the published SEGA recipe and plain DyPE on Flux.1-dev first, the other Flux.1
+    and Qwen-Image ones, every other image family A→Z, then video."""
+    families = sorted((spec.file for spec in SPECS), key=str.lower)
+    return [FLUX_KREA_SEGA, FLUX_DEV_4096, FLUX_DEV_UHD, FLUX_KREA_4096, QWEN_4096, *families,
+            *_video_workflows().NAMES]
+
+
+def shipped(key: str) -> str:
+    """The file name in workflows/ of the workflow with this key."""
+    return {k: card_name(k, number) for number, k in enumerate(_keys(), start=1)}[key]
 
 
 def build_all() -> dict[str, dict[str, Any]]:
-    """File name → workflow JSON for every shipped example."""
-    return {
+    """File name → workflow JSON for every shipped example, in card order."""
+    built = {
         FLUX_DEV_4096: flux(
             FLUX_DEV_4096, "flux1-dev.safetensors", sega=False, width=4096, height=4096, guidance=3.5,
             prompt=PROMPT_LANDSCAPE, seed=42, slug="flux1-dev_4096"),
@@ -374,6 +451,7 @@ def build_all() -> dict[str, dict[str, Any]]:
             prompt=PROMPT_WIDE, seed=2024, slug="flux1-dev_3840x2160"),
         **{spec.file: family_workflow(spec) for spec in SPECS},
     } | _video_workflows().build_video()
+    return {shipped(key): built[key] for key in _keys()}
 
 
 def _video_workflows():
@@ -390,86 +468,151 @@ def render(workflow: dict[str, Any]) -> str:
     return json.dumps(workflow, indent=2, ensure_ascii=False) + "\n"
 
 
-def thumbnail(workflow: dict[str, Any], title: str):
-    """The template-browser picture: the workflow's own DyPE/SEGA schedule, drawn by the pack's preview renderer
-    from the graph's settings, under its title. Square, like the browser's cards."""
-    import host
-    from PIL import Image, ImageDraw, ImageFont
+# The three recipes a card can show, each with its own colour so cards tell them apart at a glance.
+RECIPES = {
+    "dype": ("DyPE", (37, 99, 175)),
+    "dype+sega": ("DyPE + SEGA · ours", (22, 122, 88)),
+    "sega": ("published SEGA recipe", (190, 84, 0)),
+}
+THUMB = 768  # px, square like the browser's cards (shown about 250 px wide: type below 30 px is not readable)
 
-    preview = host.pack_submodule("nodes.schedule_preview")
-    rope = host.pack_submodule("rope")
-    spectral = host.pack_submodule("spectral")
+
+def card_facts(workflow: dict[str, Any]) -> dict[str, Any]:
+    """What a template card says about a workflow, all read from the graph (and the pack's adapter for the trained
+    size): model (the note's heading), recipe, target size, trained size, sampler settings, the model chain."""
+    import host
+
     try:
         from . import registry
     except ImportError:  # run as a script
         from headless import registry
 
-    by_type = {n["type"]: n["widgets_values"] for n in workflow["nodes"]}
-    video = _video_workflows().preview_fields(workflow)
-    if video:
-        family, width, height, steps, shift = video
+    nodes = workflow["nodes"]
+    by_type = {n["type"]: n["widgets_values"] for n in nodes}
+    heading = next(n for n in nodes if n["type"] == "MarkdownNote")["widgets_values"][0].splitlines()[0]
+    model = re.sub(r" \(.*\)$", "", heading.removeprefix("# ").split(" · ")[0])  # "(Zeta-Chroma)": in the note
+    dype, sega = by_type.get("DyPESEGA_PatchModel"), by_type.get("DyPESEGA_SEGAAttention")
+    recipe = "dype+sega" if dype and sega else "dype" if dype else "sega"
+    video = "EmptyHunyuanLatentVideo" in by_type
+    width, height, *rest = next(by_type[t] for t in (*LATENT_NODES, "EmptyHunyuanLatentVideo") if t in by_type)
+    unets = [n["widgets_values"][0] for n in nodes if n["type"] == "UNETLoader"]
+    adapter = host.pack_submodule("nodes.families").find_adapter(registry.MODEL_FAMILY[unets[0]])
+    short, long = adapter.trained_size((dype or sega)[4 if dype else 7])
+    trained = (long, short) if width >= height else (short, long)
+    if "KSampler" in by_type:
+        seed, _, steps, cfg, sampler, scheduler, _ = by_type["KSampler"]
     else:
-        family = registry.MODEL_FAMILY[by_type["UNETLoader"][0]]
-        width, height, _ = next(by_type[t] for t in LATENT_NODES if t in by_type)
-        steps = by_type["KSampler"][2]
-        rule = host.pack_submodule("nodes.families").find_adapter(family).preview_shift[0]
-        shift = next((by_type[t][0] for t in ("ModelSamplingAuraFlow", "ModelSamplingSD3") if t in by_type), None)
-        if shift is not None and rule == "exponential":  # a linear shift s is Flux's exponential form at mu = ln s
-            shift = math.log(shift)
-    dype = by_type.get("DyPESEGA_PatchModel")
-    sega = by_type.get("DyPESEGA_SEGAAttention")
-    schedule = rope.PositionSchedule()
-    if dype:
-        method, dynamic, lambda_t, lambda_s, _, thresholds = dype
-        schedule = rope.PositionSchedule(method=method, dynamic=dynamic, lambda_t=lambda_t, lambda_s=lambda_s,
-                                         threshold_rule=thresholds)
-    settings = spectral.SegaSettings()
-    if sega:
-        kappa, alpha, beta, spread_min, spread_max, spread_alpha, floor, _, allocation, m_ref, recipe = sega
-        settings = spectral.SegaSettings(kappa=kappa, alpha=alpha, beta=beta, spread_min=spread_min,
-                                         spread_max=spread_max, spread_alpha=spread_alpha, floor=floor,
-                                         allocation=allocation, m_ref=m_ref, recipe=spectral.recipe_from_label(recipe))
-    base_px = (dype or sega)[4 if dype else 7]
-    request = preview.PreviewRequest(
-        family=family, width=width, height=height, steps=steps, shift=shift, schedule=schedule, base_px=base_px,
-        sega=sega is not None, sega_settings=settings, sega_alone=sega is not None and dype is None)
-    chart = preview.render(request)
-    side, pad = 768, 12
-    top = 224  # below the title lines
-    fit = min((side - 2 * pad) / chart.width, (side - top - pad) / chart.height)
-    chart = chart.resize((round(chart.width * fit), round(chart.height * fit)), Image.LANCZOS)
-    image = Image.new("RGB", (side, side), (250, 250, 250))
+        _, seed, _, steps, cfg, sampler, scheduler, *_ = by_type["KSamplerAdvanced"]
+    return {"model": model, "recipe": recipe, "size": (width, height), "frames": rest[0] if video else None,
+            "trained": (round(trained[0]), round(trained[1])), "steps": steps, "cfg": cfg, "sampler": sampler,
+            "guidance": by_type.get("FluxGuidance", [None])[0], "models": len(unets)}
+
+
+def _fit_font(draw, text: str, size: int, width: int):
+    from PIL import ImageFont
+
+    while size > 20 and draw.textlength(text, font=ImageFont.load_default(size=size)) > width:
+        size -= 2
+    return ImageFont.load_default(size=size)
+
+
+def thumbnail(workflow: dict[str, Any]):
+    """The template card's picture, readable at card size: the recipe on a band of its colour, the model, the
+    size, the key numbers and a drawing of the model chain with this pack's nodes in the recipe's colour. Only facts
+    of the graph: no sample image (none is made here), no invented output."""
+    from PIL import Image, ImageDraw
+
+    f = card_facts(workflow)
+    label, colour = RECIPES[f["recipe"]]
+    image = Image.new("RGB", (THUMB, THUMB), (248, 248, 246))
     draw = ImageDraw.Draw(image)
-    model, _, rest = title.partition(" ")
-    draw.text((pad + 8, 28), model, fill=(20, 20, 20), font=ImageFont.load_default(size=64))
-    draw.text((pad + 8, 112), rest, fill=(60, 60, 60), font=ImageFont.load_default(size=44))
-    draw.text((pad + 8, 186), "its schedule: RoPE compression and attention temperature per step",
-              fill=(90, 90, 90), font=ImageFont.load_default(size=22))
-    image.paste(chart, ((side - chart.width) // 2, side - pad - chart.height))
+    pad, text_w = 40, THUMB - 80
+    draw.rectangle([0, 0, THUMB, 128], fill=colour)
+    draw.text((pad, 64), label, fill="white", font=_fit_font(draw, label, 60, text_w), anchor="lm",
+              stroke_width=1, stroke_fill="white")
+    draw.text((pad, 206), f["model"], fill=(20, 20, 20), font=_fit_font(draw, f["model"], 80, text_w), anchor="lm",
+              stroke_width=2, stroke_fill=(20, 20, 20))
+    (w, h), frames = f["size"], f["frames"]
+    size = f"{w} x {h}" + (f" x {frames} frames" if frames else "")  # Pillow's own font has no "×" or "→"
+    draw.text((pad, 306), size, fill=(20, 20, 20), font=_fit_font(draw, size, 64, text_w), anchor="lm",
+              stroke_width=1, stroke_fill=(20, 20, 20))
+    tw, th = f["trained"]
+    factor = f"{w / tw:.2g}x per side" if abs(w / tw - h / th) < 0.05 else f"{w / tw:.2g}x wide, {h / th:.2g}x high"
+    numbers = [f"trained at {tw} x {th}: {factor}",
+               f"{f['steps']} steps · {f['sampler']} · cfg {f['cfg']:g}"
+               + (f" · guidance {f['guidance']:g}" if f["guidance"] is not None else ""),
+               "one pass, no upscaler"]
+    for i, line in enumerate(numbers):
+        draw.text((pad, 396 + 56 * i), line, fill=(60, 60, 60), font=_fit_font(draw, line, 40, text_w), anchor="lm")
+    _draw_chain(draw, f, colour, top=620)
     return image
+
+
+def _draw_chain(draw, facts: dict[str, Any], colour: tuple[int, int, int], top: int) -> None:
+    """model → [DyPE] → [SEGA] → sampler → image: this pack's nodes filled in the recipe's colour."""
+    from PIL import ImageFont
+
+    twice = " x2" if facts["models"] > 1 else ""
+    steps = [("model" + twice, False)]
+    steps += [("DyPE" + twice, True)] if facts["recipe"] != "sega" else []
+    steps += [("SEGA" + twice, True)] if facts["recipe"] != "dype" else []
+    steps += [("sampler" + twice, False), ("video" if facts["frames"] else "image", False)]
+    font = ImageFont.load_default(size=30)
+    gap, height, left, right = 30, 96, 40, THUMB - 40
+    width = (right - left - gap * (len(steps) - 1)) / len(steps)
+    for i, (text, ours) in enumerate(steps):
+        x0 = left + i * (width + gap)
+        box = [x0, top, x0 + width, top + height]
+        draw.rounded_rectangle(box, radius=14, fill=colour if ours else (255, 255, 255),
+                               outline=colour if ours else (150, 150, 150), width=3)
+        draw.text(((box[0] + box[2]) / 2, top + height / 2), text, anchor="mm", font=_fit_font(draw, text, 30, width - 12)
+                  if draw.textlength(text, font=font) > width - 12 else font, fill="white" if ours else (40, 40, 40))
+        if i:
+            y = top + height / 2
+            draw.line([x0 - gap + 4, y, x0 - 6, y], fill=(120, 120, 120), width=3)
+            draw.polygon([(x0 - 4, y), (x0 - 14, y - 7), (x0 - 14, y + 7)], fill=(120, 120, 120))
+
+
+def thumbnail_bytes(workflow: dict[str, Any]) -> bytes:
+    """The .jpg written next to the workflow (the test regenerates and compares these)."""
+    import io
+
+    buffer = io.BytesIO()
+    thumbnail(workflow).save(buffer, format="JPEG", quality=88, optimize=True)
+    return buffer.getvalue()
 
 
 ICON = WORKFLOWS_DIR.parent / "icon.png"  # pyproject [tool.comfy] Icon points at its raw URL
 
 
 def icon():
-    """The registry icon: DyPE's frequency-compression map (Flux.1 at 4096², 28 steps) as the preview renderer draws
-    it, the top-left panel only, 400×400."""
+    """The registry icon: DyPE's frequency-compression map (Flux.1 at 4096², 28 steps, the height axis) in the
+    preview figure's colours, 400×400."""
     import host
+    import torch
+    from PIL import Image
 
     preview = host.pack_submodule("nodes.schedule_preview")
-    chart = preview.render(preview.PreviewRequest(sega=False))
-    margin, top, panel_w, panel_h = 56, 60, 28 * 12, 28 * 8  # render()'s first panel: 28 steps × 28 pairs
-    return chart.crop((margin, top, margin + panel_w, top + panel_h)).resize((400, 400))
+    figure = host.pack_submodule("nodes.schedule_figure")
+    ratio = preview.schedule_curves(preview.PreviewRequest(sega=False))["axes"]["rows"]["ratio"]
+    rgb = figure.colours(torch.log2(ratio).T.contiguous(), figure.compression_key(ratio))
+    pairs, steps, _ = rgb.shape
+    panel = Image.frombuffer("RGB", (steps, pairs), bytes(rgb.reshape(-1).tolist()), "raw", "RGB", 0, 1)
+    return panel.resize((400, 400), Image.NEAREST)
 
 
 def main() -> None:
     icon().save(ICON, optimize=True)
     WORKFLOWS_DIR.mkdir(exist_ok=True)
-    for name, workflow in build_all().items():
+    workflows = build_all()
+    for old in sorted(WORKFLOWS_DIR.glob("*.json")) + sorted(WORKFLOWS_DIR.glob("*.jpg")):
+        if old.with_suffix(".json").name not in workflows:  # renamed or dropped
+            old.unlink()
+            print(f"removed workflows/{old.name}")
+    for name, workflow in workflows.items():
         path = WORKFLOWS_DIR / name
         path.write_text(render(workflow), encoding="utf-8")
-        thumbnail(workflow, path.stem).save(path.with_suffix(".jpg"), quality=88, optimize=True)
+        path.with_suffix(".jpg").write_bytes(thumbnail_bytes(workflow))
         print(f"wrote workflows/{name} and its thumbnail")
 
 

@@ -34,7 +34,7 @@ _SEGA_ALONE = ("**The published SEGA recipe:** **SEGA Attention** alone on its d
                "ImageReward 1.270 vs 1.107 with DyPE, patch-FID 71.8 vs 95.4). Krea-dev is the model of the "
                "diffusers port's flat-sky measurement (Laplacian variance 76.5 with plain DyPE → 12.7 with its "
                "SEGA; recipe **diffusers port** reproduces that code). It changes the model only above its trained "
-               "size (1024 px for Flux.1). DyPE underneath is our composition: the **FLUX.1-Krea-dev 4096x4096 "
+               "size (1024 px for Flux.1). DyPE underneath is our composition: the **FLUX.1-Krea-dev 4K upscale-free "
                "DyPE + SEGA** workflow.")
 
 
@@ -86,7 +86,7 @@ NOTES: dict[str, str] = {
     "FLUX.1-dev 4096x4096 DyPE.json": _flux_note(
         "FLUX.1-dev · 4096×4096 · DyPE", "flux1-dev.safetensors", "Comfy-Org/flux1-dev", "4096×4096", 3.5, False,
         "≈ 18–22 GB", "25–40 min", "≈ 30–40 GB", "6–10 min (H100) or 12–20 min (A100)", fp8=False),
-    "FLUX.1-Krea-dev 4096x4096 SEGA.json": _flux_note(
+    "FLUX.1-Krea-dev 4096x4096 published SEGA recipe.json": _flux_note(
         "FLUX.1-Krea-dev · 4096×4096 · the published SEGA recipe", "flux1-krea-dev_fp8_scaled.safetensors",
         "Comfy-Org/FLUX.1-Krea-dev_ComfyUI", "4096×4096", 4.5, True, "≈ 18–22 GB", "25–40 min", "≈ 20–30 GB",
         "6–10 min (H100) or 12–20 min (A100)", fp8=True, dype=False),
@@ -94,7 +94,7 @@ NOTES: dict[str, str] = {
         "FLUX.1-Krea-dev · 4096×4096 · DyPE + SEGA (our composition)", "flux1-krea-dev_fp8_scaled.safetensors",
         "Comfy-Org/FLUX.1-Krea-dev_ComfyUI", "4096×4096", 4.5, True, "≈ 18–22 GB", "25–40 min", "≈ 20–30 GB",
         "6–10 min (H100) or 12–20 min (A100)", fp8=True),
-    "FLUX.1-dev 3840x2160 UHD DyPE.json": _flux_note(
+    "FLUX.1-dev 3840x2160 DyPE.json": _flux_note(
         "FLUX.1-dev · 3840×2160 (16:9) · DyPE", "flux1-dev.safetensors", "Comfy-Org/flux1-dev", "3840×2160", 3.5,
         False, "≈ 15–18 GB", "9–15 min", "≈ 28–34 GB", "2–4 min (H100) or 4–7 min (A100)", fp8=False)
     + "\nNon-square: DyPE scales each image axis by its own ratio to the trained size (3.75× wide, 2.1× high).\n",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import socket
 import subprocess
@@ -30,23 +31,49 @@ _SKIP_IN_SHADOW = {"main.py", "extra_model_paths.yaml", "__pycache__", "custom_n
                    "temp", "user"}
 
 
-def pinned_frontend(root: Path) -> str | None:
-    """The ``comfyui-frontend-package`` version the host's requirements.txt pins, if any."""
+def pinned(root: Path, package: str) -> str | None:
+    """The version of ``package`` the host's requirements.txt pins, if any."""
     req = root / "requirements.txt"
     for line in req.read_text(encoding="utf-8").splitlines() if req.is_file() else []:
         name, _, version = line.partition("==")
-        if name.strip().lower().replace("_", "-") == "comfyui-frontend-package":
-            return version.strip()
+        if name.strip().lower().replace("_", "-") == package:
+            return version.split(";")[0].strip()
     return None
 
 
-def installed_frontend() -> str | None:
+def pinned_frontend(root: Path) -> str | None:
+    """The ``comfyui-frontend-package`` version the host's requirements.txt pins, if any."""
+    return pinned(root, "comfyui-frontend-package")
+
+
+def installed(package: str) -> str | None:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("comfyui-frontend-package")
+        return version(package)
     except PackageNotFoundError:
         return None
+
+
+def installed_frontend() -> str | None:
+    return installed("comfyui-frontend-package")
+
+
+TEMPLATES = "comfyui-workflow-templates"
+
+
+def templates_path(root: Path) -> tuple[Path | None, str]:
+    """Where the server finds the ``comfyui-workflow-templates`` version the host pins (ComfyUI's own template
+    library, which a real install has): ``(None, why)`` the installed one, ``(dir, why)`` a copy under .hosts/ that
+    goes first on the server's PYTHONPATH (scripts/browser-setup.sh puts it there); LookupError when neither."""
+    want, have = pinned(root, TEMPLATES), installed(TEMPLATES)
+    if want is None or want == have:
+        return None, f"{TEMPLATES} {have} (installed)"
+    copy = host.PACK_DIR / ".hosts" / f"templates-{want}"
+    if (copy / "comfyui_workflow_templates").is_dir():
+        return copy, f"{TEMPLATES} {want} from {copy}"
+    raise LookupError(f"the host at {root} pins {TEMPLATES} {want}, installed is {have}; "
+                      "run scripts/browser-setup.sh to put the pinned one under .hosts/")
 
 
 def frontend_root(root: Path) -> tuple[Path | None, str]:
@@ -73,9 +100,10 @@ class ComfyServer:
     """``with ComfyServer(tmp, model_files) as srv:`` → ``srv.url``; the process is stopped by its pid on exit."""
 
     def __init__(self, work_dir: Path, model_files: dict[str, tuple[str, ...]], front_end_root: Path | None = None,
-                 start_timeout: float = 90.0) -> None:
+                 start_timeout: float = 90.0, templates: Path | None = None) -> None:
         self.work_dir = work_dir
         self.front_end_root = front_end_root
+        self.templates = templates
         self.model_files = model_files
         self.start_timeout = start_timeout
         self.port = _free_port()
@@ -109,8 +137,11 @@ class ComfyServer:
                "--base-directory", str(base), "--disable-auto-launch", "--database-url", "sqlite:///:memory:"]
         if self.front_end_root is not None:
             cmd += ["--front-end-root", str(self.front_end_root)]
+        env = dict(os.environ)
+        if self.templates is not None:  # the host's own template library, ahead of an installed other version
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (str(self.templates), env.get("PYTHONPATH")) if p)
         self._log = self.log_path.open("w")
-        self._proc = subprocess.Popen(cmd, cwd=shadow, stdout=self._log, stderr=subprocess.STDOUT)
+        self._proc = subprocess.Popen(cmd, cwd=shadow, stdout=self._log, stderr=subprocess.STDOUT, env=env)
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:

@@ -10,7 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from .make_workflows import DYPE_DEFAULTS, MODEL_URLS, SHAPES, Graph, note_height
+from .make_workflows import (
+    DYPE_DEFAULTS,
+    LOADER_W,
+    MODEL_URLS,
+    OURS_W,
+    PROMPT_W,
+    SAMPLER_W,
+    SHAPES,
+    Graph,
+    add_note,
+    columns,
+)
 
 _CORE = {"cnr_id": "comfy-core", "ver": "0.3.75"}
 # The video graphs' node shapes and download links join make_workflows' tables here, so image and video builders
@@ -59,75 +70,69 @@ PROMPT_HARBOUR = ("Slow aerial shot over a Mediterranean harbour town at golden 
                   "ropes and fenders, colourful houses with shutters and balconies, people walking on the quay, "
                   "gentle waves glinting, ultra detailed, 4K cinematic footage")
 
-# Layout (graph units; make_workflows' note column, view and title height): the model chain(s) under the diffusion
-# model loader(s), then text encoder, VAE, prompts and latent, then the sampler(s), then decode and save.
-NOTE_W = 460
-MODELS, TEXT, SAMPLERS, OUTPUT = 500, 880, 1280, 1620
-
-
-def _model_chain(g: Graph, unet: str, y: int, shift: float) -> int:
+def _model_chain(g: Graph, loaders, ours, unet: str, shift: float) -> int:
     """UNETLoader → ModelSamplingSD3 (the templates' shift) → DyPE Patch Model; returns the patched model."""
-    loader = g.add("UNETLoader", (MODELS, y), (340, 82), [unet, "default"])
-    sampling = g.add("ModelSamplingSD3", (MODELS, y + 120), (340, 60), [shift])
+    loader = loaders.add("UNETLoader", 82, [unet, "default"])
+    sampling = loaders.add("ModelSamplingSD3", 60, [shift])
     g.link(loader, 0, sampling, "model")
-    dype = g.add("DyPESEGA_PatchModel", (MODELS, y + 220), (340, 190), list(DYPE_DEFAULTS))
+    dype = ours.add("DyPESEGA_PatchModel", 190, list(DYPE_DEFAULTS))
     g.link(sampling, 0, dype, "model")
     return dype
 
 
-def _text_and_latent(g: Graph, prompt: str, width: int, height: int, frames: int) -> tuple[int, int, int, int]:
+def _text_and_latent(g: Graph, loaders, prompts, prompt: str, width: int, height: int,
+                     frames: int) -> tuple[int, int, int, int]:
     """Text encoder, VAE, the two prompts and the latent: (positive, negative, latent, vae)."""
-    clip = g.add("CLIPLoader", (TEXT, 0), (360, 110), ["umt5_xxl_fp8_e4m3fn_scaled.safetensors", "wan", "default"])
-    vae = g.add("VAELoader", (TEXT, 150), (360, 60), ["wan_2.1_vae.safetensors"])
-    pos = g.add("CLIPTextEncode", (TEXT, 250), (360, 170), [prompt])
-    neg = g.add("CLIPTextEncode", (TEXT, 460), (360, 150), [NEGATIVE])
+    clip = loaders.add("CLIPLoader", 110, ["umt5_xxl_fp8_e4m3fn_scaled.safetensors", "wan", "default"])
+    vae = loaders.add("VAELoader", 60, ["wan_2.1_vae.safetensors"])
+    pos = prompts.add("CLIPTextEncode", 170, [prompt])
+    neg = prompts.add("CLIPTextEncode", 150, [NEGATIVE])
     g.link(clip, 0, pos, "clip")
     g.link(clip, 0, neg, "clip")
-    latent = g.add("EmptyHunyuanLatentVideo", (TEXT, 650), (360, 130), [width, height, frames, 1])
+    latent = prompts.add("EmptyHunyuanLatentVideo", 130, [width, height, frames, 1])
     return pos, neg, latent, vae
 
 
-def _output(g: Graph, samples: int, vae: int, prefix: str) -> None:
-    dec = g.add("VAEDecodeTiled", (OUTPUT, 0), (340, 150), [512, 64, 64, 8])
+def _output(g: Graph, decode_column, save_column, samples: int, vae: int, prefix: str) -> None:
+    """Decode, then Save WEBM down to the layout's bottom (its four widgets and the clip's preview), or at least 170
+    high under Wan 2.2's two samplers."""
+    dec = decode_column.add("VAEDecodeTiled", 150, [512, 64, 64, 8])
     g.link(samples, 0, dec, "samples")
     g.link(vae, 0, dec, "vae")
-    save = g.add("SaveWEBM", (OUTPUT, 190), (340, 520), [prefix, *WEBM])
+    save = save_column.fill("SaveWEBM", [prefix, *WEBM], at_least=170)
     g.link(dec, 0, save, "images")
-
-
-def _note(g: Graph, text: str) -> None:
-    # note_height's estimate plus two lines: these notes have more short bullets that wrap on newer frontends
-    g.add("MarkdownNote", (0, 0), (NOTE_W, note_height(text) + 32), [text])
 
 
 def wan21(name: str) -> dict[str, Any]:
     """Wan 2.1 T2V 1.3B (trained 832×480) at 1280×720, 33 frames: the DyPE paper's video setting."""
     g = Graph()
-    model = _model_chain(g, "wan2.1_t2v_1.3B_fp16.safetensors", 0, shift=8.0)
-    pos, neg, latent, vae = _text_and_latent(g, PROMPT_FOX, 1280, 720, 33)
-    ks = g.add("KSampler", (SAMPLERS, 0), (300, 270), [42, "fixed", 30, 6.0, "uni_pc", "simple", 1.0])
+    loaders, ours, prompts, samplers = columns(g, LOADER_W, OURS_W, PROMPT_W, SAMPLER_W)
+    model = _model_chain(g, loaders, ours, "wan2.1_t2v_1.3B_fp16.safetensors", shift=8.0)
+    pos, neg, latent, vae = _text_and_latent(g, loaders, prompts, PROMPT_FOX, 1280, 720, 33)
+    ks = samplers.add("KSampler", 270, [42, "fixed", 30, 6.0, "uni_pc", "simple", 1.0])
     for src, dst in ((model, "model"), (pos, "positive"), (neg, "negative"), (latent, "latent_image")):
         g.link(src, 0, ks, dst)
-    _output(g, ks, vae, "dype/wan2.1_t2v_1.3B_1280x720")
-    _note(g, NOTES[name])
+    _output(g, samplers, samplers, ks, vae, "dype/wan2.1_t2v_1.3B_1280x720")
+    add_note(g, NOTES[name])
     return g.to_json(name)
 
 
 def wan22(name: str) -> dict[str, Any]:
-    """Wan 2.2 T2V A14B (high + low noise, trained 1280×720) at 1920×1088, 33 frames; each model its own DyPE."""
+    """Wan 2.2 T2V A14B (high + low noise, trained 1280×720) at 1920×1088, 33 frames; each model its own DyPE.
+    The two samplers fill their column, so the decode sits under the latent."""
     g = Graph()
-    high = _model_chain(g, "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors", 0, shift=5.0)
-    low = _model_chain(g, "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors", 460, shift=5.0)
-    pos, neg, latent, vae = _text_and_latent(g, PROMPT_HARBOUR, 1920, 1088, 33)
-    first = g.add("KSamplerAdvanced", (SAMPLERS, 0), (300, 334),
-                  ["enable", 42, "fixed", 20, 3.5, "euler", "simple", 0, 10, "enable"])
-    second = g.add("KSamplerAdvanced", (SAMPLERS, 384), (300, 334),
-                   ["disable", 0, "fixed", 20, 3.5, "euler", "simple", 10, 10000, "disable"])
+    loaders, ours, prompts, samplers = columns(g, LOADER_W, OURS_W, PROMPT_W, SAMPLER_W)
+    high = _model_chain(g, loaders, ours, "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors", shift=5.0)
+    low = _model_chain(g, loaders, ours, "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors", shift=5.0)
+    pos, neg, latent, vae = _text_and_latent(g, loaders, prompts, PROMPT_HARBOUR, 1920, 1088, 33)
+    first = samplers.add("KSamplerAdvanced", 334, ["enable", 42, "fixed", 20, 3.5, "euler", "simple", 0, 10, "enable"])
+    second = samplers.add("KSamplerAdvanced", 334,
+                          ["disable", 0, "fixed", 20, 3.5, "euler", "simple", 10, 10000, "disable"])
     for ks, model, start in ((first, high, latent), (second, low, first)):
         for src, dst in ((model, "model"), (pos, "positive"), (neg, "negative"), (start, "latent_image")):
             g.link(src, 0, ks, dst)
-    _output(g, second, vae, "dype/wan2.2_t2v_a14b_1920x1088")
-    _note(g, NOTES[name])
+    _output(g, prompts, samplers, second, vae, "dype/wan2.2_t2v_a14b_1920x1088")
+    add_note(g, NOTES[name])
     return g.to_json(name)
 
 

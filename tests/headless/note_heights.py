@@ -1,0 +1,106 @@
+"""The height of each workflow's note, measured in the frontends the test hosts pin, never estimated.
+
+The two frontends lay the same markdown out differently (1.32: Arial, 1.47: its bundled Inter, taller lines), so a
+note sized from characters per line was cut off on one of them. Here each note text is loaded into the real
+frontend (headless/browser.py), its rendered height read from the DOM (scrollHeight of the markdown element, plus
+the node's own frame), and the result committed in note_heights.json, keyed by a hash of the text and the note's
+width. The generator (make_workflows.py) sizes a note as the tallest measurement over FRONTENDS plus MARGIN, and
+refuses to write a note whose text was not measured in each of them; tests/test_browser.py checks on both hosts
+that every note's text is entirely visible.
+
+Measure after changing a note (each command measures in the frontend its host pins):
+
+    .venv/bin/python tests/headless/note_heights.py
+    COMFYUI_PATH=$PWD/.hosts/comfyui-0.30.0 .venv/bin/python tests/headless/note_heights.py
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sys
+import tempfile
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+DATA = Path(__file__).resolve().with_name("note_heights.json")
+# The frontends the two test hosts pin (ComfyUI 0.3.75: 1.32.9, 0.30.0: 1.47.12; their requirements.txt).
+FRONTENDS = ("1.32.9", "1.47.12")
+MARGIN = 12  # graph units below the measured text: about one line, for a frontend or font between the two measured
+PLACEHOLDER = 100  # while measuring: a note this short overflows, so its scrollHeight is the text's whole height
+
+
+class NotMeasured(LookupError):
+    pass
+
+
+_measuring = False
+
+
+def key(text: str, width: int) -> str:
+    return hashlib.sha256(f"{width}\n{text}".encode()).hexdigest()[:16]
+
+
+def load() -> dict[str, dict[str, list[float]]]:
+    return json.loads(DATA.read_text(encoding="utf-8")) if DATA.is_file() else {}
+
+
+def height(text: str, width: int) -> int:
+    """The note's node height: its text measured in every frontend of FRONTENDS, the tallest, plus MARGIN."""
+    if _measuring:
+        return PLACEHOLDER
+    table, k = load(), key(text, width)
+    missing = [f for f in FRONTENDS if k not in table.get(f, {})]
+    if missing:
+        first = text.splitlines()[0] if text else ""
+        raise NotMeasured(f"the note {first!r} ({width} wide) was never measured in frontend {', '.join(missing)}: "
+                          "run tests/headless/note_heights.py on each test host (see its docstring)")
+    return int(max(content + frame for content, frame in (table[f][k] for f in FRONTENDS)) + MARGIN)
+
+
+def measure() -> str:
+    """Measure every shipped workflow's note in the frontend the current host pins; rewrite its table. Returns the
+    frontend version."""
+    global _measuring
+    import host
+
+    from . import browser, make_workflows
+
+    reason = browser.missing()
+    if reason:
+        raise RuntimeError(reason)
+    _measuring = True
+    try:
+        workflows = make_workflows.build_all()
+    finally:
+        _measuring = False
+    host.comfyui_root()
+    with tempfile.TemporaryDirectory() as tmp, browser.session(Path(tmp)) as s:
+        browser.close_dialogs(s.page)
+        measured: dict[str, list[float]] = {}
+        for name, workflow in workflows.items():
+            note = next(n for n in workflow["nodes"] if n["type"] == "MarkdownNote")
+            browser.load_graph(s.page, workflow, name)
+            m = browser.note_metrics(s.page)
+            if m["content"] <= m["shown"]:
+                raise RuntimeError(f"{name}: the note did not overflow its placeholder height; cannot measure")
+            measured[key(note["widgets_values"][0], int(note["size"][0]))] = [m["content"], m["node"] - m["shown"]]
+            logger.info("%s: %s", name, m)
+        frontend = s.frontend
+    table = load()
+    table[frontend] = dict(sorted(measured.items()))
+    lines = [f"  {json.dumps(frontend)}: {{\n" + ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in rows.items())
+             + "\n  }" for frontend, rows in sorted(table.items())]
+    DATA.write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")
+    return frontend
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    from headless import note_heights
+
+    version = note_heights.measure()
+    print(f"measured the notes in frontend {version}: {DATA}")
