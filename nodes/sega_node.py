@@ -5,7 +5,9 @@ from __future__ import annotations
 from comfy_api.latest import io
 
 from ..spectral import ALLOCATIONS, MAX_ALPHA, REFERENCE_RULES, SegaSettings
-from .patch import patch_model
+from .families import AUTO_VARIANT, variant_base_px
+from .patch import family_of, patch_model
+from .variant import variant_input
 
 
 class SEGAAttention(io.ComfyNode):
@@ -54,6 +56,7 @@ class SEGAAttention(io.ComfyNode):
                                tooltip="The mean temperature per axis. power: s^κ (the port and the SEGA paper, "
                                "default). yarn: 0.1·ln s + 1, DyPE's YaRN temperature, so SEGA only redistributes "
                                "it across pairs."),
+                variant_input(),
             ],
             outputs=[io.Model.Output(tooltip="A patched clone; the input model is unchanged.")],
         )
@@ -61,7 +64,8 @@ class SEGAAttention(io.ComfyNode):
     @classmethod
     def execute(cls, model, kappa: float, alpha: float, beta: float, spread_min: float, spread_max: float,
                 spread_alpha: float, floor: float, base_resolution: int, allocation: str = "rank",
-                m_ref: str = "power") -> io.NodeOutput:
+                m_ref: str = "power", variant: str = AUTO_VARIANT) -> io.NodeOutput:
         settings = SegaSettings(kappa=kappa, alpha=alpha, beta=beta, spread_min=spread_min, spread_max=spread_max,
                                 spread_alpha=spread_alpha, floor=floor, allocation=allocation, m_ref=m_ref)
-        return io.NodeOutput(patch_model(model, lambda config: config.with_sega(settings, base_resolution)))
+        variant_px = variant_base_px(variant, family_of(model))
+        return io.NodeOutput(patch_model(model, lambda config: config.with_sega(settings, base_resolution, variant_px)))
