@@ -271,6 +271,8 @@ def test_unsupported_models_get_a_clear_error():
 _DETECTION_NEEDS_FULL_WIDTH = {
     "z_image": "model_detection recognises Z-Image by its width (dim 3840) only",
     "z_image_pixel": "model_detection recognises Z-Image (pixel space too) by its width (dim 3840) only",
+    "kandinsky5_image": "model_detection recognises Kandinsky 5 Image by its width (model_dim 2560) only; it then "
+    "sets rope_scale_factor (1, 1, 1), which the adapter requires",
 }
 
 

@@ -88,6 +88,11 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
         n_kv_heads=2, qk_norm=True, cap_feat_dim=32, axes_dims=[32, 48, 48], axes_lens=[1536, 512, 512],
         rope_theta=256.0, ffn_dim_multiplier=8 / 3, z_image_modulation=True, time_scale=1000.0,
         pad_tokens_multiple=32, decoder_hidden_size=32, decoder_num_res_blocks=1, decoder_max_freqs=8)),
+    # The image model's axes (32, 48, 48) and rope_scale_factor (1, 1, 1), as model detection sets them.
+    "kandinsky5_image": ("Kandinsky5Image", dict(
+        image_model="kandinsky5", in_visual_dim=16, out_visual_dim=16, in_text_dim=32, in_text_dim2=32, time_dim=64,
+        model_dim=256, ff_dim=256, visual_embed_dim=64, patch_size=(1, 2, 2), num_text_blocks=1, num_visual_blocks=1,
+        axes_dims=(32, 48, 48), rope_scale_factor=(1.0, 1.0, 1.0))),
 }
 # Params fields newer hosts added without a default (ComfyUI 0.30: FluxParams/ChromaParams.txt_ids_dims, ...):
 # set only where the host's params dataclass has them, so one config builds on both hosts.
@@ -243,6 +248,11 @@ def mage_cond(n_tokens: int = 7, seed: int = 0, **extra) -> list:
     return [[_text(n_tokens, seed, width=2560), dict(extra)]]
 
 
+def kandinsky5_cond(n_tokens: int = 7, seed: int = 0, **extra) -> list:
+    """Kandinsky 5 adds its pooled text vector (encode_adm reads ``pooled_output``) to the time embedding."""
+    return [[_text(n_tokens, seed), {"pooled_output": _pooled(seed), **extra}]]
+
+
 def _latent4(channels: int) -> Callable[[int, int, int], torch.Tensor]:
     return lambda b, h, w: torch.zeros(b, channels, h, w)
 
@@ -284,6 +294,9 @@ FAMILIES: dict[str, TinyFamily] = {
     "z_image_pixel": TinyFamily("z_image_pixel", lambda seed=0: build("z_image_pixel", seed), _latent4(3), qwen_cond,
                                 patch=16, axes_dim=(32, 48, 48), theta=256.0,
                                 embedder_attr="diffusion_model.rope_embedder"),
+    "kandinsky5_image": TinyFamily("kandinsky5_image", lambda seed=0: build("kandinsky5_image", seed), _latent4(16),
+                                   kandinsky5_cond, axes_dim=(32, 48, 48),
+                                   embedder_attr="diffusion_model.rope_embedder_3d"),
 }
 
 

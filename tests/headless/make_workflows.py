@@ -65,18 +65,21 @@ SHAPES: dict[str, Shape] = {
     "SaveImage": ([("images", "IMAGE")], [("filename_prefix", "STRING")], [], CORE),
     "DyPESEGA_PatchModel": ([("model", "MODEL")],
                             [("method", "COMBO"), ("dynamic", "BOOLEAN"), ("lambda_t", "FLOAT"),
-                             ("lambda_s", "FLOAT"), ("base_resolution", "INT"), ("yarn_thresholds", "COMBO")],
+                             ("lambda_s", "FLOAT"), ("base_resolution", "INT"), ("yarn_thresholds", "COMBO"),
+                             ("variant", "COMBO")],
                             [("MODEL", "MODEL")], PACK),
     "DyPESEGA_SEGAAttention": ([("model", "MODEL")],
                                [(n, "FLOAT") for n in ("kappa", "alpha", "beta", "spread_min", "spread_max",
                                                        "spread_alpha", "floor")] + [("base_resolution", "INT"),
                                                                                     ("allocation", "COMBO"),
-                                                                                    ("m_ref", "COMBO")],
+                                                                                    ("m_ref", "COMBO"),
+                                                                                    ("variant", "COMBO")],
                                [("MODEL", "MODEL")], PACK),
 }
 # Inputs the node declares optional: the frontend draws (and saves) their socket as a hollow circle, shape 7.
 OPTIONAL_INPUTS = {("DualCLIPLoader", "device"), ("CLIPLoader", "device"), ("DyPESEGA_SEGAAttention", "allocation"),
-                   ("DyPESEGA_SEGAAttention", "m_ref")}
+                   ("DyPESEGA_SEGAAttention", "m_ref"), ("DyPESEGA_PatchModel", "variant"),
+                   ("DyPESEGA_SEGAAttention", "variant")}
 HOLLOW_CIRCLE = 7
 # Download links the frontend offers for missing files (node properties.models): the ungated Comfy-Org repackaged
 # files ComfyUI's official templates link (comfyui-workflow-templates-json 0.1.123).
@@ -103,8 +106,8 @@ for _spec in SPECS:  # the other families' files: their templates' links (image_
     for _f in _spec.files:
         if MODEL_URLS.setdefault(_f.name, (_f.url, _f.folder))[1] != _f.folder:
             raise ValueError(f"{_f.name}: two download folders")
-DYPE_DEFAULTS = ["yarn", True, 2.0, 2.0, 0, "multiply"]
-SEGA_DEFAULTS = [0.08, 0.15, 1.5, 0.0, 1.0, 1.5, 1.0, 0, "rank", "power"]  # the port's recipe
+DYPE_DEFAULTS = ["yarn", True, 2.0, 2.0, 0, "multiply", "auto"]
+SEGA_DEFAULTS = [0.08, 0.15, 1.5, 0.0, 1.0, 1.5, 1.0, 0, "rank", "power", "auto"]  # the port's recipe
 
 
 class Graph:
@@ -223,15 +226,16 @@ def _tail(g: Graph, model: int, clip: int, vae: int, *, prompt: str, negative: s
     g.link(dec, 0, save, "images")
 
 
-def _patches(g: Graph, model: int, sega: bool, y: int, dype: bool = True) -> int:
-    """DyPE, DyPE → SEGA (our composition) or SEGA alone (the published SEGA recipe: static NTK positions)."""
+def _patches(g: Graph, model: int, sega: bool, y: int, dype: bool = True, variant: str = "auto") -> int:
+    """DyPE, DyPE → SEGA (our composition) or SEGA alone (the published SEGA recipe: static NTK positions), each
+    naming the checkpoint ``variant`` (the family's, where it has several trained sizes)."""
     if dype:
-        node = g.add("DyPESEGA_PatchModel", (LOADERS, y), (340, 190), list(DYPE_DEFAULTS))
+        node = g.add("DyPESEGA_PatchModel", (LOADERS, y), (340, 214), [*DYPE_DEFAULTS[:-1], variant])
         g.link(model, 0, node, "model")
-        model, y = node, y + 230
+        model, y = node, y + 254
     if not sega:
         return model
-    node = g.add("DyPESEGA_SEGAAttention", (LOADERS, y), (340, 320), list(SEGA_DEFAULTS))
+    node = g.add("DyPESEGA_SEGAAttention", (LOADERS, y), (340, 344), [*SEGA_DEFAULTS[:-1], variant])
     g.link(model, 0, node, "model")
     return node
 
@@ -317,7 +321,7 @@ def family_workflow(spec: FamilyWorkflow) -> dict[str, Any]:
         options = g.add("T5TokenizerOptions", (PROMPTS, extra_y), (300, 82), [0, 0])
         g.link(clip, 0, options, "clip")
         clip = options
-    model = _patches(g, model, spec.sega, y=vae_y + 100)
+    model = _patches(g, model, spec.sega, y=vae_y + 100, variant=spec.variant)
     _tail(g, model, clip, vae, prompt=spec.prompt, negative=spec.negative, width=spec.width, height=spec.height,
           seed=spec.seed, steps=spec.steps, cfg=spec.cfg, guidance=spec.guidance, prefix=f"dype/{spec.slug}",
           latent_node=spec.latent, sampler=spec.sampler, scheduler=spec.scheduler,
@@ -419,16 +423,18 @@ def thumbnail(workflow: dict[str, Any], title: str):
     sega = by_type.get("DyPESEGA_SEGAAttention")
     schedule = rope.PositionSchedule()
     if dype:
-        method, dynamic, lambda_t, lambda_s, _, thresholds = dype
+        method, dynamic, lambda_t, lambda_s, _, thresholds, *_ = dype
         schedule = rope.PositionSchedule(method=method, dynamic=dynamic, lambda_t=lambda_t, lambda_s=lambda_s,
                                          threshold_rule=thresholds)
     settings = spectral.SegaSettings()
     if sega:
-        kappa, alpha, beta, spread_min, spread_max, spread_alpha, floor, _, allocation, m_ref = sega
+        kappa, alpha, beta, spread_min, spread_max, spread_alpha, floor, _, allocation, m_ref, *_ = sega
         settings = spectral.SegaSettings(kappa=kappa, alpha=alpha, beta=beta, spread_min=spread_min,
                                          spread_max=spread_max, spread_alpha=spread_alpha, floor=floor,
                                          allocation=allocation, m_ref=m_ref)
-    base_px = (dype or sega)[4 if dype else 7]
+    widgets = dype or sega
+    families = host.pack_submodule("nodes.families")
+    base_px = widgets[4 if dype else 7] or families.variant_base_px(widgets[-1], families.find_adapter(family))
     request = preview.PreviewRequest(
         family=family, width=width, height=height, steps=steps, shift=shift, schedule=schedule, base_px=base_px,
         sega=sega is not None, sega_settings=settings, sega_alone=sega is not None and dype is None)

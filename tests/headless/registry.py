@@ -29,7 +29,8 @@ MODEL_FILES: dict[str, tuple[str, ...]] = {
         "ovis_image_bf16.safetensors", "longcat_image_bf16.safetensors", "krea2_turbo_fp8_scaled.safetensors",
         "mage_flow_int8_convrot.safetensors", "lens_bf16.safetensors", "boogu_image_turbo_fp8_scaled.safetensors",
         "zeta-chroma-base-x0-pixel-dino-distance.safetensors", "wan2.1_t2v_1.3B_fp16.safetensors",
-        "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors", "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors"),
+        "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors", "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors",
+        "kandinsky5lite_t2i.safetensors"),
     "text_encoders": (
         "clip_l.safetensors", "t5xxl_fp16.safetensors", "qwen_2.5_vl_7b_fp8_scaled.safetensors",
         "t5xxl_fp8_e4m3fn_scaled.safetensors", "mistral_3_small_flux2_bf16.safetensors", "qwen_3_4b.safetensors",
@@ -66,6 +67,7 @@ MODEL_FAMILY: dict[str, str] = {
     "wan2.1_t2v_1.3B_fp16.safetensors": "wan21_1_3b",
     "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors": "wan_14b",
     "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors": "wan_14b",
+    "kandinsky5lite_t2i.safetensors": "kandinsky5_image",
 }
 # What a host must have, beyond the family's model class, to run a model file's workflow: (module, attribute, what).
 # Flux.2 Klein is a Flux2 model (0.3.75 has the class) with a Qwen3 text encoder that came later.

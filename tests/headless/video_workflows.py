@@ -44,6 +44,7 @@ MODEL_URLS.update({
 
 WAN21_720P = "Wan2.1-T2V-1.3B 1280x720 33 frames DyPE.json"  # the DyPE paper's video setting
 WAN22_1088P = "Wan2.2-T2V-A14B 1920x1088 33 frames DyPE.json"
+WAN_720P = "Wan 14B 720P (1280x720)"  # the pair's checkpoint variant (the 14B models were trained at 480P too)
 NAMES = (WAN21_720P, WAN22_1088P)
 
 FPS = 16.0  # Wan's frame rate (the templates' CreateVideo 16)
@@ -65,12 +66,13 @@ NOTE_W = 460
 MODELS, TEXT, SAMPLERS, OUTPUT = 500, 880, 1280, 1620
 
 
-def _model_chain(g: Graph, unet: str, y: int, shift: float) -> int:
-    """UNETLoader → ModelSamplingSD3 (the templates' shift) → DyPE Patch Model; returns the patched model."""
+def _model_chain(g: Graph, unet: str, y: int, shift: float, variant: str = "auto") -> int:
+    """UNETLoader → ModelSamplingSD3 (the templates' shift) → DyPE Patch Model naming the checkpoint ``variant``;
+    returns the patched model."""
     loader = g.add("UNETLoader", (MODELS, y), (340, 82), [unet, "default"])
     sampling = g.add("ModelSamplingSD3", (MODELS, y + 120), (340, 60), [shift])
     g.link(loader, 0, sampling, "model")
-    dype = g.add("DyPESEGA_PatchModel", (MODELS, y + 220), (340, 190), list(DYPE_DEFAULTS))
+    dype = g.add("DyPESEGA_PatchModel", (MODELS, y + 220), (340, 214), [*DYPE_DEFAULTS[:-1], variant])
     g.link(sampling, 0, dype, "model")
     return dype
 
@@ -116,8 +118,8 @@ def wan21(name: str) -> dict[str, Any]:
 def wan22(name: str) -> dict[str, Any]:
     """Wan 2.2 T2V A14B (high + low noise, trained 1280×720) at 1920×1088, 33 frames; each model its own DyPE."""
     g = Graph()
-    high = _model_chain(g, "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors", 0, shift=5.0)
-    low = _model_chain(g, "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors", 460, shift=5.0)
+    high = _model_chain(g, "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors", 0, shift=5.0, variant=WAN_720P)
+    low = _model_chain(g, "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors", 460, shift=5.0, variant=WAN_720P)
     pos, neg, latent, vae = _text_and_latent(g, PROMPT_HARBOUR, 1920, 1088, 33)
     first = g.add("KSamplerAdvanced", (SAMPLERS, 0), (300, 334),
                   ["enable", 42, "fixed", 20, 3.5, "euler", "simple", 0, 10, "enable"])
