@@ -10,7 +10,7 @@ PIP=(.venv/bin/pip install -q --disable-pip-version-check -c .ci/constraints.txt
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-if ! .venv/bin/python -c "import torch, pytest, ruff, transformers, av" 2>/dev/null; then
+if ! .venv/bin/python -c "import torch, pytest, ruff, transformers, av, gguf" 2>/dev/null; then
   "${PIP[@]}" -r .ci/requirements-host.txt
 fi
 if [ -n "${COMFYUI_PATH:-}" ]; then
