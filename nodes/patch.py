@@ -6,8 +6,10 @@ import logging
 from collections.abc import Callable
 
 from .config import CONFIG_KEY, WRAPPER_KEY, PatchConfig, read_config
+from .cosmos_rope import CosmosRopeEmbedder, cosmos_rope_problem
 from .embedder import ExtrapolatingRopeEmbedder, describe_module, is_stock_rope_embedder
 from .families import FamilyAdapter, UnsupportedModelError, detect_family
+from .families.base import COSMOS_ROPE
 from .runtime import apply_model_wrapper, calc_cond_batch_wrapper, outer_sample_wrapper
 
 logger = logging.getLogger(__name__)
@@ -26,6 +28,14 @@ def _original_embedder(model, adapter: FamilyAdapter):
     """
     current = _embedder(model, adapter)
     original = current.original if isinstance(current, ExtrapolatingRopeEmbedder) else current
+    if adapter.embedder_kind == COSMOS_ROPE:
+        problem = cosmos_rope_problem(original)
+        if problem is not None:
+            raise UnsupportedModelError(
+                f"DyPE/SEGA cannot patch {type(model.model).__name__}.{adapter.embedder_attr}: {problem}. Another "
+                "node may have replaced it; put DyPE/SEGA before that node."
+            )
+        return current
     if not is_stock_rope_embedder(original, adapter.spatial_axes):
         model_name = type(model.model).__name__
         if hasattr(original, "theta") and hasattr(original, "axes_dim"):
@@ -87,7 +97,8 @@ def patch_model(model, update: Callable[[PatchConfig], PatchConfig]):
     current = _original_embedder(model, adapter)
     clone = model.clone()
     if not isinstance(current, ExtrapolatingRopeEmbedder):
-        clone.add_object_patch(adapter.embedder_attr, ExtrapolatingRopeEmbedder(current))
+        replacement = CosmosRopeEmbedder if adapter.embedder_kind == COSMOS_ROPE else ExtrapolatingRopeEmbedder
+        clone.add_object_patch(adapter.embedder_attr, replacement(current))
     options = clone.model_options.setdefault("transformer_options", {})
     options[CONFIG_KEY] = update(read_config(options) or PatchConfig())
     for wrapper_type, wrapper in (

@@ -44,6 +44,7 @@ NATIVE: dict[str, tuple[str, list[tuple[int, int]], str | None]] = {
     "boogu": ("boogu", [(1024, 1024)], None),
     "z_image_pixel": ("z_image_pixel", [(1024, 1024)], None),
     "kandinsky5_image": ("kandinsky5_image", [(1024, 1024), (1408, 640), (640, 1408), (1280, 768)], None),
+    "anima": ("anima", [(1024, 1024)], None),
     "wan21_1_3b": ("wan21_1_3b", [(832, 480), (480, 832)], None),
     "wan_14b": ("wan21", [(1280, 720), (720, 1280), (832, 480)], None),
     "wan_14b_480p": ("wan21", [(832, 480), (480, 832)], "Wan 14B 480P (832x480)"),
@@ -89,8 +90,9 @@ class Tiny:
         return self.fam.latent(1, h, w)
 
 
-def _first_image_table(model, tiny: Tiny, width: int, height: int, adapter) -> tuple[torch.Tensor, torch.Tensor]:
-    """(ids, table) of the first embedder call that holds the image's tokens, in one real sampler step."""
+def _first_image_table(model, tiny: Tiny, width: int, height: int, adapter) -> tuple[tuple, dict, torch.Tensor]:
+    """(args, kwargs, table) of the first embedder call that holds the image's tokens, in one real sampler step:
+    ids for EmbedND-style embedders, the latent for Anima's Cosmos module (one call, the image's)."""
     import comfy.sample
 
     latent = tiny.latent(width, height, adapter.px_per_token)
@@ -98,12 +100,13 @@ def _first_image_table(model, tiny: Tiny, width: int, height: int, adapter) -> t
     embedder = model.get_model_object(adapter.embedder_attr)
     seen = []
 
-    def hook(module, inputs, output):
-        if inputs[0].shape[-2] >= grid[0] * grid[1]:
-            seen.append((inputs[0].detach().clone(), output.detach().clone()))
+    def hook(module, args, kwargs, output):
+        tokens = args[0].shape[-2] if args[0].dim() == 3 else args[0].shape[1:4].numel()
+        if tokens >= grid[0] * grid[1]:
+            seen.append((tuple(a.detach().clone() for a in args), dict(kwargs), output.detach().clone()))
             raise _Stop
 
-    handle = embedder.register_forward_hook(hook)
+    handle = embedder.register_forward_hook(hook, with_kwargs=True)
     noise = torch.randn(latent.shape, generator=torch.Generator().manual_seed(0))
     try:
         with pytest.raises(_Stop):
@@ -131,12 +134,12 @@ def test_documented_native_sizes_build_the_stock_table(case):
     patched = _patched(model, variant)
     stock = patched.get_model_object(adapter.embedder_attr).original
     for width, height in sizes:
-        ids, table = _first_image_table(patched, tiny, width, height, adapter)
-        assert torch.equal(table, stock(ids)), f"{case} at its documented {width}x{height} is rescaled"
+        args, kwargs, table = _first_image_table(patched, tiny, width, height, adapter)
+        assert torch.equal(table, stock(*args, **kwargs)), f"{case} at its documented {width}x{height} is rescaled"
     # Negative control: a quarter more than the largest documented side on every axis is above the trained size.
     side = max(max(size) for size in sizes) * 5 // 4
-    ids, table = _first_image_table(patched, tiny, side, side, adapter)
-    assert not torch.equal(table, stock(ids))
+    args, kwargs, table = _first_image_table(patched, tiny, side, side, adapter)
+    assert not torch.equal(table, stock(*args, **kwargs))
 
 
 def test_every_adapter_and_variant_has_a_native_size_case():

@@ -93,6 +93,15 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
         image_model="kandinsky5", in_visual_dim=16, out_visual_dim=16, in_text_dim=32, in_text_dim2=32, time_dim=64,
         model_dim=256, ff_dim=256, visual_embed_dim=64, patch_size=(1, 2, 2), num_text_blocks=1, num_visual_blocks=1,
         axes_dims=(32, 48, 48), rope_scale_factor=(1.0, 1.0, 1.0))),
+    # Anima (Cosmos-Predict2 2B): the RoPE settings model detection sets for 16-channel Cosmos/Anima checkpoints
+    # (rope3d, extrapolation ratio 4 on rows and columns, no fps modulation); head dim 128 as in production.
+    "anima": ("Anima", dict(
+        image_model="anima", max_img_h=240, max_img_w=240, max_frames=128, in_channels=16, out_channels=16,
+        patch_spatial=2, patch_temporal=1, concat_padding_mask=True, model_channels=256, num_blocks=1, num_heads=2,
+        crossattn_emb_channels=32, pos_emb_cls="rope3d", pos_emb_learnable=True, pos_emb_interpolation="crop",
+        min_fps=1, max_fps=30, use_adaln_lora=True, adaln_lora_dim=32, rope_h_extrapolation_ratio=4.0,
+        rope_w_extrapolation_ratio=4.0, rope_t_extrapolation_ratio=1.0, extra_per_block_abs_pos_emb=False,
+        rope_enable_fps_modulation=False)),
 }
 # Params fields newer hosts added without a default (ComfyUI 0.30: FluxParams/ChromaParams.txt_ids_dims, ...):
 # set only where the host's params dataclass has them, so one config builds on both hosts.
@@ -124,6 +133,7 @@ class TinyFamily:
     px_per_token: int = 16
     text_on_spatial: bool = False  # text ids on the spatial columns (the text rule applies)
     text_last: bool = False  # token order [image, text] (HiDream, HunyuanImage, Lens)
+    ids_embedder: bool = True  # the embedder takes ids (EmbedND); False: Cosmos' takes the latent (test_anima_host)
     extra: dict = field(default_factory=dict)
 
     def latent_hw(self, rows: int, cols: int) -> tuple[int, int]:
@@ -297,6 +307,9 @@ FAMILIES: dict[str, TinyFamily] = {
     "kandinsky5_image": TinyFamily("kandinsky5_image", lambda seed=0: build("kandinsky5_image", seed), _latent4(16),
                                    kandinsky5_cond, axes_dim=(32, 48, 48),
                                    embedder_attr="diffusion_model.rope_embedder_3d"),
+    "anima": TinyFamily("anima", lambda seed=0: build("anima", seed), lambda b, h, w: torch.zeros(b, 16, 1, h, w),
+                        qwen_cond, axes_dim=(44, 42, 42), theta=10000.0 * 4.0 ** (42 / 40),
+                        embedder_attr="diffusion_model.pos_embedder", ids_embedder=False),
 }
 
 

@@ -10,6 +10,7 @@ Wan 1.3B before the 14B share ``WAN21``).
 
 from __future__ import annotations
 
+from .anima import ANIMA
 from .base import FamilyAdapter, comfy_class_name
 from .chroma import CHROMA, CHROMA_RADIANCE
 from .flux import FLUX
@@ -32,7 +33,7 @@ ADAPTERS: tuple[FamilyAdapter, ...] = (
     FLUX, OVIS_IMAGE, FLUX2, CHROMA, CHROMA_RADIANCE, QWEN_IMAGE, Z_IMAGE, LUMINA2, HIDREAM, HUNYUAN_IMAGE21, OMNIGEN2,
     WAN21_1_3B, WAN_14B, WAN22_5B, HUNYUAN_VIDEO, HUNYUAN_VIDEO15,  # video: the time axis is never scaled
     # only on newer hosts (ComfyUI 0.30 and later):
-    LONGCAT_IMAGE, KREA2, MAGE_FLOW, LENS, BOOGU, Z_IMAGE_PIXEL, KANDINSKY5_IMAGE,
+    LONGCAT_IMAGE, KREA2, MAGE_FLOW, LENS, BOOGU, Z_IMAGE_PIXEL, KANDINSKY5_IMAGE, ANIMA,
 )
 
 _OWN_TABLE = "builds its rotary table with its own code ({how}), not through an EmbedND-style embedder the pack can " \
@@ -60,11 +61,11 @@ NOT_SUPPORTED: dict[str, str] = {
     "Kandinsky5Image": "this Kandinsky 5 image model interpolates its positions (rope_scale_factor other than 1), "
     "so its ids are fractional; only the factor-1 image model (Kandinsky 5 Image Lite) is supported",
     # RoPE models whose table comes from their own code (newer hosts).
-    "CosmosPredict2": "Cosmos-Predict2 " + _OWN_TABLE.format(
-        how="VideoRopePosition3DEmb: positions from the latent shape, NTK extrapolation ratios built in"),
-    "Anima": "Anima (a Cosmos-Predict2 model) " + _OWN_TABLE.format(
-        how="Cosmos VideoRopePosition3DEmb: positions from the latent shape, NTK extrapolation ratios built in"),
-    "CosmosVideo": "Cosmos 1 " + _OWN_TABLE.format(how="VideoRopePosition3DEmb with extrapolation ratios"),
+    "CosmosPredict2": "Cosmos-Predict2 samples EDM-style sigmas (up to 80; its flow time is sigma / (sigma + 1)), "
+    "while the pack's schedule reads the sigma a flow model passes (0 to 1) as its time; not supported yet. Anima, "
+    "the Cosmos-Predict2 model that samples as a flow model, is supported",
+    "CosmosVideo": "Cosmos 1 samples EDM-style sigmas (up to 80), while the pack's schedule reads the sigma a "
+    "flow model passes (0 to 1) as its time; not supported",
     "LTXV": "LTX-Video " + _OWN_TABLE.format(
         how="fractional positions, pixel coordinates divided by the model's maximum positions"),
     "LTXAV": "LTX-2 " + _OWN_TABLE.format(

@@ -19,6 +19,10 @@ import torch
 HEADS_FIRST = 1
 #: ... and HiDream's own EmbedND copy returns ``(B, N, 1, pairs, 2, 2)``.
 TOKENS_FIRST = 2
+#: What ``embedder_attr`` holds: an EmbedND-style module called with ids (every family but one) ...
+EMBEDND = "embednd"
+#: ... or Cosmos' VideoRopePosition3DEmb, called with the latent's shape (Anima; nodes/cosmos_rope.py).
+COSMOS_ROPE = "cosmos"
 #: The module that defines ComfyUI's model classes.
 COMFY_MODEL_BASE = "comfy.model_base"
 
@@ -68,6 +72,7 @@ class FamilyAdapter:
     #: Checkpoints with other trained sizes that nothing in the model tells apart; the first is the default (its
     #: size is ``default_base_hw`` / ``default_base_px``: the largest, so no variant's native size is rescaled).
     variants: tuple[Variant, ...] = ()
+    embedder_kind: str = EMBEDND  # EMBEDND or COSMOS_ROPE: which replacement module patches embedder_attr
 
     def bound(self, base_model) -> FamilyAdapter:
         """This adapter with what only the loaded model knows (a pixel-space model's patch size)."""

@@ -390,4 +390,27 @@ SPECS: tuple[FamilyWorkflow, ...] = (
                  "interpolate their own positions and are refused.",),
         estimate=Estimate("set weight_dtype to **fp8_e4m3fn** if it does not fit (the file is 11 GB); peak ≈ "
                           "14–20 GB VRAM", "45–75 min", "≈ 18–26 GB", "12–20 min (H100) or 25–40 min (A100)")),
+    FamilyWorkflow(
+        file="Anima-Base-v1.0 4096x4096 DyPE + SEGA.json", title="Anima Base v1.0 · 4096×4096 · DyPE + SEGA",
+        family="anima", template="image_anima_base_v1", slug="anima-base-v1_4096", newer_host=True,
+        unet=_file("circlestone-labs/Anima/resolve/main/split_files/diffusion_models/anima-base-v1.0.safetensors",
+                   "diffusion_models"),
+        clip_loader="CLIPLoader", clip_files=(_file(
+            "circlestone-labs/Anima/resolve/main/split_files/text_encoders/qwen_3_06b_base.safetensors",
+            "text_encoders"),),
+        clip_type="stable_diffusion", vae=_QWEN_VAE, latent="EmptyLatentImage", steps=30, cfg=4.0,
+        sampler="euler", scheduler="simple",
+        prompt="masterpiece, best quality, anime illustration, a sprawling floating city above the clouds at "
+        "sunset, countless tiny windows and bridges, airships, a girl with a red scarf on a balcony in the "
+        "foreground, wind, detailed background, wide shot",
+        negative="worst quality, low quality, score_1, score_2, score_3, blurry, jpeg artifacts, sepia", seed=161,
+        differs=("The template's Turbo LoRA switch is left out (off there too): the base model at 30 steps.",
+                 "ResolutionSelector left out: the latent's size is set directly."),
+        remarks=("Anima is a Cosmos-Predict2 2B model: its rotary table comes from Cosmos' own module, which the "
+                 "pack replaces as a whole (rows and columns scheduled, time untouched). That table is shared by "
+                 "every image of a batch, so SEGA needs batch size 1 here (DyPE alone takes any batch).",
+                 "The pack takes Anima as trained at 1024² (the template's size; about 1 MP per its model card): "
+                 "for a non-square 1 MP size, set base_resolution to its long side."),
+        estimate=Estimate("fits as it is (a 2B model, 3.9 GB); peak ≈ 8–14 GB VRAM", "12–22 min", "≈ 10–16 GB",
+                          "4–7 min (H100) or 8–14 min (A100)")),
 )
