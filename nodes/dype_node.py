@@ -33,7 +33,8 @@ class DyPEPatchModel(io.ComfyNode):
             inputs=[
                 io.Model.Input("model", tooltip="A RoPE image DiT: Flux.1, Flux.2/Klein, Chroma (Radiance), Qwen-Image, "
                                "Z-Image, Lumina 2, HiDream-I1, HunyuanImage 2.1, OmniGen2 (and on newer ComfyUI "
-                               "Ovis, LongCat, Krea 2, Mage-Flow, Lens, Boogu, Kandinsky 5 Image). Others get an error listing these."),
+                               "Ovis, LongCat, Krea 2, Mage-Flow, Lens, Boogu, Kandinsky 5 Image, Anima). Others get an error "
+                               "listing these."),
                 io.Combo.Input(
                     "method", options=list(METHODS), default="yarn",
                     tooltip="yarn: DyPE's two-stage YaRN ramp (best; with its attention temperature 0.1·ln s + 1). "

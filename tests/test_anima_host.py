@@ -143,3 +143,22 @@ def test_cosmos_predict2_is_refused_with_its_reason(fam):
     torch.nn.Module.__init__(instance)
     with pytest.raises(families.UnsupportedModelError, match="EDM-style sigmas"):
         families.detect_family(instance)
+
+
+def test_detected_from_a_checkpoints_keys(fam):
+    """State-dict keys → comfy.model_detection → Anima, with the RoPE settings detection gives every 16-channel
+    Cosmos/Anima checkpoint (rope3d, ratio 4 on rows and columns): the tiny model's own."""
+    import comfy.model_detection
+
+    class_name, tiny_config = tiny_models.host_config(FAMILY)
+    state_dict = fam.build(0).model.diffusion_model.state_dict()
+    detected = comfy.model_detection.model_config_from_unet(dict(state_dict), "")
+    assert detected is not None and type(detected).__name__ == class_name
+    for key in ("pos_emb_cls", "rope_h_extrapolation_ratio", "rope_w_extrapolation_ratio",
+                "rope_t_extrapolation_ratio", "rope_enable_fps_modulation", "patch_spatial"):
+        assert detected.unet_config[key] == tiny_config[key], key
+    detected.unet_config.update({k: v for k, v in tiny_config.items() if detected.unet_config.get(k) != v})
+    detected.set_inference_dtype(torch.float32, None)
+    base_model = detected.get_model(state_dict)
+    base_model.diffusion_model.load_state_dict(state_dict, strict=True)
+    assert _pack("nodes.families").detect_family(base_model).name == "anima"

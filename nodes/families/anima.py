@@ -20,7 +20,9 @@ ANIMA = FamilyAdapter(
     base_source="ComfyUI templates image_anima_base_v1 and image_anima_preview (EmptyLatentImage 1024x1024, "
     "ResolutionSelector at 1 MP; the model card, as mirrored, recommends about 1 MP); no list of aspect sizes "
     "found (searched the templates, the code index and the docs)",
-    theta=10000.0,  # times the checkpoint's NTK factor: the live module's value is the one used
+    # 10000 x the NTK factor 4^(42/40) model detection gives every 16-channel Cosmos/Anima checkpoint (the preview
+    # uses it; patching uses the live module's own value).
+    theta=10000.0 * 4.0 ** (42 / 40),
     axes_dim=(44, 42, 42),
     text="cross-attention only (no text in self-attention); time on column 0 (never scaled)",
     preview_shift=("linear", 3.0),
