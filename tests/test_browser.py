@@ -83,9 +83,11 @@ def test_template_browser_shows_our_thumbnails_and_names(page):
     page.wait_for_function(f"() => ({cards})().length >= {min(len(WORKFLOWS), 4)}", timeout=30_000)
     page.screenshot(path=ARTIFACTS / "template browser.png")
     # The grid renders the cards in view (1.32: two rows of four): scroll through it, collecting each card once.
+    # The grid is the scrollable element holding the cards (the category sidebar may scroll too).
     scroll = f"""() => {{
         const box = Array.from(document.querySelector('{DIALOG}').querySelectorAll('*')).find(e =>
-            e.scrollHeight > e.clientHeight + 8 && /auto|scroll/.test(getComputedStyle(e).overflowY));
+            e.scrollHeight > e.clientHeight + 8 && /auto|scroll/.test(getComputedStyle(e).overflowY)
+            && e.querySelector('img'));
         if (!box) return false;
         const before = box.scrollTop; box.scrollTop += box.clientHeight * 0.7; return box.scrollTop > before;
     }}"""

@@ -239,3 +239,31 @@ def test_saved_workflows_without_the_variant_input_still_load():
         assert names[-1] == "variant" and schema.inputs[-1].optional
         assert schema.inputs[-1].default == "auto"
         assert inspect.signature(cls.execute).parameters["variant"].default == "auto"
+
+
+def test_a_workflow_saved_before_the_variant_input_loads_and_runs(tmp_path):
+    """A UI workflow saved before ``variant`` existed (its widget value and socket absent from both nodes, found by
+    name) converts with ``variant`` at "auto", validates, validates again as an API prompt without the key, and
+    runs on the tiny stand-ins."""
+    import copy
+
+    from headless import make_workflows, registry, runner
+    from headless.convert import ui_to_api
+
+    object_info = registry.boot().object_info()
+    wf = copy.deepcopy(runner.load_workflow(runner.WORKFLOWS_DIR / make_workflows.FLUX_KREA_4096))
+    ours = [n for n in wf["nodes"] if n["type"] in runner.OUR_NODES]
+    assert len(ours) == 2
+    for node in ours:
+        names = [s["name"] for s in node["inputs"] if s.get("widget")]
+        del node["widgets_values"][names.index("variant")]
+        node["inputs"] = [s for s in node["inputs"] if s["name"] != "variant"]
+    prompt = ui_to_api(wf, object_info)
+    for node in (n for n in prompt.values() if n["class_type"] in runner.OUR_NODES):
+        assert node["inputs"]["variant"] == "auto"  # the frontend's default for a missing trailing widget
+        del node["inputs"]["variant"]  # and an API prompt saved before it has no key at all
+    result = runner.validate(prompt)
+    assert result.ok, (result.error, result.node_errors)
+    tiny, _ = runner.make_tiny(prompt)
+    run = runner.execute(tiny, tmp_path)
+    assert run.success, run.error()

@@ -27,6 +27,18 @@ PORT_WIDGETS = [0.08, 0.15, 1.5, 0.0, 1.0, 1.5, 1.0, 0, "rank", "power"]
 OLD_WIDGETS = [0.08, 0.15, 1.5, 0.0, 1.0, 1.5, 0.0, 0]
 
 
+_PORT_INPUTS = ("kappa", "alpha", "beta", "spread_min", "spread_max", "spread_alpha", "floor", "base_resolution",
+                "allocation", "m_ref")
+
+
+def _widgets_by_name(node: dict) -> dict:
+    """The node's saved values of the port's inputs by name, located by socket name (later optional inputs, such
+    as ``variant``, are left out)."""
+    names = [s["name"] for s in node["inputs"] if s.get("widget")]
+    values = dict(zip(names, node["widgets_values"], strict=True))
+    return {name: values[name] for name in _PORT_INPUTS}
+
+
 def _nodes(wf: dict, node_type: str) -> list[dict]:
     return [n for n in wf["nodes"] if n["type"] == node_type]
 
@@ -48,7 +60,7 @@ def test_published_recipe_graph_is_sega_alone_with_the_ports_defaults():
     wf = runner.load_workflow(RECIPE)
     (ksampler,) = _nodes(wf, "KSampler")
     assert _upstream_types(wf, ksampler, "model") == [SEGA_NODE, "UNETLoader"]  # no DyPE: static NTK positions
-    assert _nodes(wf, SEGA_NODE)[0]["widgets_values"] == PORT_WIDGETS
+    assert list(_widgets_by_name(_nodes(wf, SEGA_NODE)[0]).values()) == PORT_WIDGETS
     assert _nodes(wf, "FluxGuidance")[0]["widgets_values"] == [4.5]
     seed, _, steps, cfg, sampler, scheduler, denoise = ksampler["widgets_values"]
     assert (steps, cfg, sampler, scheduler, denoise) == (28, 1.0, "euler", "simple", 1.0)
@@ -60,7 +72,7 @@ def test_composition_graph_is_dype_then_sega_and_says_so():
     wf = runner.load_workflow(COMPOSITION)
     (ksampler,) = _nodes(wf, "KSampler")
     assert _upstream_types(wf, ksampler, "model") == [SEGA_NODE, "DyPESEGA_PatchModel", "UNETLoader"]
-    assert _nodes(wf, SEGA_NODE)[0]["widgets_values"] == PORT_WIDGETS
+    assert list(_widgets_by_name(_nodes(wf, SEGA_NODE)[0]).values()) == PORT_WIDGETS
     (note,) = [n["widgets_values"][0] for n in wf["nodes"] if n["type"] == "MarkdownNote"]
     assert "our composition" in note
     (recipe_note,) = [n["widgets_values"][0] for n in runner.load_workflow(RECIPE)["nodes"]
@@ -79,9 +91,7 @@ def test_published_recipe_pe_is_static_ntk_with_the_ports_scales():
     on that step's latent."""
     rope, spectral = _pack("rope"), _pack("spectral")
     node = _pack("nodes.sega_node").SEGAAttention
-    values = dict(zip(["kappa", "alpha", "beta", "spread_min", "spread_max", "spread_alpha", "floor",
-                       "base_resolution", "allocation", "m_ref"], _nodes(runner.load_workflow(RECIPE), SEGA_NODE)[0]
-                      ["widgets_values"], strict=True))
+    values = _widgets_by_name(_nodes(runner.load_workflow(RECIPE), SEGA_NODE)[0])
     assert values["base_resolution"] == 0
     values["base_resolution"] = BASE_PX  # the tiny model's "trained" size: 4 tokens per axis
     (model,) = node.execute(tiny_models.FAMILIES["flux"].build(0), **values).result
@@ -112,7 +122,7 @@ def _saved_before_the_new_inputs(path) -> dict:
     wf = copy.deepcopy(runner.load_workflow(path))
     (sega,) = _nodes(wf, SEGA_NODE)
     sega["widgets_values"] = list(OLD_WIDGETS)
-    sega["inputs"] = [s for s in sega["inputs"] if s["name"] not in ("allocation", "m_ref")]
+    sega["inputs"] = [s for s in sega["inputs"] if s["name"] not in ("allocation", "m_ref", "variant")]
     return wf
 
 
@@ -124,11 +134,11 @@ def test_workflow_saved_before_allocation_and_m_ref_loads_and_runs(path, object_
     # every saved value in its own widget; the new widgets at their defaults (the frontend's behaviour)
     assert {k: v for k, v in sega.items() if k != "model"} == {
         "kappa": 0.08, "alpha": 0.15, "beta": 1.5, "spread_min": 0.0, "spread_max": 1.0, "spread_alpha": 1.5,
-        "floor": 0.0, "base_resolution": 0, "allocation": "rank", "m_ref": "power"}
+        "floor": 0.0, "base_resolution": 0, "allocation": "rank", "m_ref": "power", "variant": "auto"}
     result = runner.validate(prompt)
     assert result.ok, (result.error, result.node_errors)
     # an API prompt saved before the inputs existed has no keys for them at all: they are optional
-    for key in ("allocation", "m_ref"):
+    for key in ("allocation", "m_ref", "variant"):
         del sega[key]
     result = runner.validate(prompt)
     assert result.ok, (result.error, result.node_errors)

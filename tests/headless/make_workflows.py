@@ -230,9 +230,9 @@ def _patches(g: Graph, model: int, sega: bool, y: int, dype: bool = True, varian
     """DyPE, DyPE → SEGA (our composition) or SEGA alone (the published SEGA recipe: static NTK positions), each
     naming the checkpoint ``variant`` (the family's, where it has several trained sizes)."""
     if dype:
-        node = g.add("DyPESEGA_PatchModel", (LOADERS, y), (340, 200), [*DYPE_DEFAULTS[:-1], variant])
+        node = g.add("DyPESEGA_PatchModel", (LOADERS, y), (340, 210), [*DYPE_DEFAULTS[:-1], variant])
         g.link(model, 0, node, "model")
-        model, y = node, y + 240
+        model, y = node, y + 250
     if not sega:
         return model
     node = g.add("DyPESEGA_SEGAAttention", (LOADERS, y), (340, 320), [*SEGA_DEFAULTS[:-1], variant])

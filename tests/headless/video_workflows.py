@@ -72,7 +72,7 @@ def _model_chain(g: Graph, unet: str, y: int, shift: float, variant: str = "auto
     loader = g.add("UNETLoader", (MODELS, y), (340, 82), [unet, "default"])
     sampling = g.add("ModelSamplingSD3", (MODELS, y + 120), (340, 60), [shift])
     g.link(loader, 0, sampling, "model")
-    dype = g.add("DyPESEGA_PatchModel", (MODELS, y + 220), (340, 200), [*DYPE_DEFAULTS[:-1], variant])
+    dype = g.add("DyPESEGA_PatchModel", (MODELS, y + 220), (340, 210), [*DYPE_DEFAULTS[:-1], variant])
     g.link(sampling, 0, dype, "model")
     return dype
 
