@@ -73,6 +73,8 @@ def _visible_dialogs(page) -> list[str]:
 
 
 def test_template_browser_shows_our_thumbnails_and_names(page):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     if not _visible_dialogs(page):  # a first start opens the template browser by itself
         page.evaluate("app.extensionManager.command.execute('Comfy.BrowseTemplates')")
     # Our pack's own section (newer frontends leave extension templates out of "All Templates"). Cards: the
@@ -89,15 +91,22 @@ def test_template_browser_shows_our_thumbnails_and_names(page):
             e.scrollHeight > e.clientHeight + 8 && /auto|scroll/.test(getComputedStyle(e).overflowY)
             && e.querySelector('img'));
         if (!box) return false;
-        const before = box.scrollTop; box.scrollTop += box.clientHeight * 0.7; return box.scrollTop > before;
+        const before = box.scrollTop; box.scrollTop += box.clientHeight * 0.5; return box.scrollTop > before;
     }}"""
+    # The grid renders only the rows in view: before moving on, let every card in view finish its thumbnail.
+    loaded = f"""() => Array.from(document.querySelector('{DIALOG}').querySelectorAll('img'))
+        .every(i => i.complete && i.naturalWidth > 0)"""
     seen: dict[str, list] = {}
     for _ in range(4 * len(WORKFLOWS)):
+        try:
+            page.wait_for_function(loaded, timeout=10_000)
+        except PlaywrightTimeout:
+            pass  # a thumbnail that never loads is reported by the comparison below
         seen.update({alt: [alt, w, h] for alt, w, h in page.evaluate(cards)})
         if len(seen) >= len(WORKFLOWS):
             break
-        moved = page.evaluate(scroll)
-        page.wait_for_timeout(400 if moved else 1000)  # thumbnails of the cards scrolled in are fetched
+        if not page.evaluate(scroll):
+            page.wait_for_timeout(1000)
     assert sorted(seen.values()) == sorted([p.stem, 768, 768] for p in WORKFLOWS)
     text = page.locator(DIALOG).first.inner_text()
     assert all(p.stem in text or p.stem.replace("-", " ") in text for p in WORKFLOWS), text
