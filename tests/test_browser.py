@@ -72,9 +72,20 @@ def _visible_dialogs(page) -> list[str]:
         .map(d => d.innerText.slice(0, 300))""")
 
 
-def test_template_browser_shows_our_thumbnails_and_names(page):
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+def _settled(page, cards: str, polls: int = 30) -> list:
+    """The loaded cards once the grid has settled: the grid renders only the rows in view and each card's
+    thumbnail arrives later, so poll until two reads 300 ms apart agree (at most ``polls`` reads)."""
+    last = None
+    for _ in range(polls):
+        page.wait_for_timeout(300)
+        now = page.evaluate(cards)
+        if now == last:
+            return now
+        last = now
+    return last or []
 
+
+def test_template_browser_shows_our_thumbnails_and_names(page):
     if not _visible_dialogs(page):  # a first start opens the template browser by itself
         page.evaluate("app.extensionManager.command.execute('Comfy.BrowseTemplates')")
     # Our pack's own section (newer frontends leave extension templates out of "All Templates"). Cards: the
@@ -91,22 +102,14 @@ def test_template_browser_shows_our_thumbnails_and_names(page):
             e.scrollHeight > e.clientHeight + 8 && /auto|scroll/.test(getComputedStyle(e).overflowY)
             && e.querySelector('img'));
         if (!box) return false;
-        const before = box.scrollTop; box.scrollTop += box.clientHeight * 0.5; return box.scrollTop > before;
+        const before = box.scrollTop; box.scrollTop += box.clientHeight * 0.4; return box.scrollTop > before;
     }}"""
-    # The grid renders only the rows in view: before moving on, let every card in view finish its thumbnail.
-    loaded = f"""() => Array.from(document.querySelector('{DIALOG}').querySelectorAll('img'))
-        .every(i => i.complete && i.naturalWidth > 0)"""
     seen: dict[str, list] = {}
     for _ in range(4 * len(WORKFLOWS)):
-        try:
-            page.wait_for_function(loaded, timeout=10_000)
-        except PlaywrightTimeout:
-            pass  # a thumbnail that never loads is reported by the comparison below
-        seen.update({alt: [alt, w, h] for alt, w, h in page.evaluate(cards)})
+        seen.update({alt: [alt, w, h] for alt, w, h in _settled(page, cards)})
         if len(seen) >= len(WORKFLOWS):
             break
-        if not page.evaluate(scroll):
-            page.wait_for_timeout(1000)
+        page.evaluate(scroll)
     assert sorted(seen.values()) == sorted([p.stem, 768, 768] for p in WORKFLOWS)
     text = page.locator(DIALOG).first.inner_text()
     assert all(p.stem in text or p.stem.replace("-", " ") in text for p in WORKFLOWS), text
