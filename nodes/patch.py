@@ -73,7 +73,8 @@ def missing_embedder_error(base_model, adapter: FamilyAdapter) -> UnsupportedMod
             f"fused kernels' own packed [sin, cos] layout, and has no ComfyUI {adapter.embedder_attr} to replace. "
             "Supporting it needs a replacement for that transformer's rotary embedding in Nunchaku's layout, which "
             "this pack does not have. To use DyPE/SEGA, load a BF16 or FP8 checkpoint with ComfyUI's own loader (or "
-            "a GGUF one with ComfyUI-GGUF); Nunchaku Qwen-Image and Z-Image keep ComfyUI's embedder and are supported."
+            "a GGUF one with ComfyUI-GGUF). ComfyUI-nunchaku's Qwen-Image and Z-Image loaders keep ComfyUI's embedder "
+            "and are supported."
         )
     return UnsupportedModelError(
         f"DyPE/SEGA cannot patch this {type(base_model).__name__} model: its diffusion model is {what}, not "

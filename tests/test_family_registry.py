@@ -135,6 +135,28 @@ def test_nunchaku_qwen_image_is_qwen_image_and_samples_like_it():
     assert not torch.equal(ours, tiny_models.sample(nunchaku, "qwen_image", tokens=(8, 12), steps=2))
 
 
+def test_nunchaku_z_image_subclass_is_z_image():
+    """A Nunchaku-style ``NunchakuZImage(comfy.model_base.Lumina2)`` stand-in around ComfyUI's NextDiT is Z-Image
+    (theta 256) and patches like it. (nunchaku-tech's own loader returns ComfyUI's ``Lumina2`` itself, with its
+    attention swapped: that is Z-Image by the exact class.)"""
+    import comfy.model_base
+    import comfy.model_patcher
+
+    class NunchakuZImage(comfy.model_base.Lumina2):
+        pass
+
+    stock = tiny_models.FAMILIES["z_image"].build(0)
+    model = NunchakuZImage(stock.model.model_config)
+    model.diffusion_model.load_state_dict(stock.model.diffusion_model.state_dict())
+    patcher = comfy.model_patcher.ModelPatcher(model, load_device=torch.device("cpu"),
+                                               offload_device=torch.device("cpu"))
+    assert _pack("nodes.families").detect_family(model).name == "z_image"
+    dype = lambda m: _pack("nodes.patch").patch_model(  # noqa: E731
+        m, lambda c: c.with_positions(_pack("rope").PositionSchedule(), 64))
+    ours = tiny_models.sample(dype(patcher), "z_image", tokens=(8, 12), steps=2)
+    assert torch.equal(ours, tiny_models.sample(dype(stock), "z_image", tokens=(8, 12), steps=2))
+
+
 def test_comfyui_own_subclasses_keep_their_own_adapters():
     """Subclass-aware matching applies to other packs' classes only: ComfyUI's Chroma (a Flux subclass) is Chroma,
     and a ComfyUI class the pack does not know is refused, not taken for its parent."""
