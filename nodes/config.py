@@ -33,6 +33,9 @@ class PatchConfig:
     sega: SegaSettings | None = None
     positions_base_px: float = 0.0  # 0 = the family default
     sega_base_px: float = 0.0
+    # The trained long side of the checkpoint variant each node names (0: "auto", the family default).
+    positions_variant_px: float = 0.0
+    sega_variant_px: float = 0.0
 
     @property
     def effective_positions(self) -> PositionSchedule:
@@ -41,18 +44,19 @@ class PatchConfig:
         return SEGA_ALONE_POSITIONS if self.sega is not None else PositionSchedule(method="off")
 
     def base_px(self, family_default: float) -> float:
-        """The trained resolution: DyPE's setting wins over SEGA's, so node order never matters."""
-        if self.positions_base_px > 0:
-            return self.positions_base_px
-        if self.sega_base_px > 0:
-            return self.sega_base_px
+        """The trained resolution: a ``base_resolution`` wins over a ``variant``, DyPE's over SEGA's, so node order
+        never matters."""
+        for value in (self.positions_base_px, self.sega_base_px, self.positions_variant_px, self.sega_variant_px):
+            if value > 0:
+                return value
         return family_default
 
-    def with_positions(self, schedule: PositionSchedule, base_px: float) -> PatchConfig:
-        return replace(self, positions=schedule, positions_base_px=float(base_px))
+    def with_positions(self, schedule: PositionSchedule, base_px: float, variant_px: float = 0.0) -> PatchConfig:
+        return replace(self, positions=schedule, positions_base_px=float(base_px),
+                       positions_variant_px=float(variant_px))
 
-    def with_sega(self, settings: SegaSettings, base_px: float) -> PatchConfig:
-        return replace(self, sega=settings, sega_base_px=float(base_px))
+    def with_sega(self, settings: SegaSettings, base_px: float, variant_px: float = 0.0) -> PatchConfig:
+        return replace(self, sega=settings, sega_base_px=float(base_px), sega_variant_px=float(variant_px))
 
 
 def read_config(transformer_options: dict) -> PatchConfig | None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from comfy_api.latest import io
 
 from ..rope import METHODS, PositionSchedule
-from .families import ADAPTERS
-from .patch import patch_model
+from .families import ADAPTERS, AUTO_VARIANT, variant_base_px
+from .patch import family_of, patch_model
+from .variant import variant_input
 
 _COMMON_BASE = max({a.default_base_px for a in ADAPTERS}, key=[a.default_base_px for a in ADAPTERS].count)
 _BASE_DEFAULTS = ", ".join([f"{a.display_name} {a.default_base_px} px" for a in ADAPTERS
@@ -32,7 +33,8 @@ class DyPEPatchModel(io.ComfyNode):
             inputs=[
                 io.Model.Input("model", tooltip="A RoPE image DiT: Flux.1, Flux.2/Klein, Chroma (Radiance), Qwen-Image, "
                                "Z-Image, Lumina 2, HiDream-I1, HunyuanImage 2.1, OmniGen2 (and on newer ComfyUI "
-                               "Ovis, LongCat, Krea 2, Mage-Flow, Lens, Boogu). Others get an error listing these."),
+                               "Ovis, LongCat, Krea 2, Mage-Flow, Lens, Boogu, Kandinsky 5 Image, Anima). Others get an error "
+                               "listing these."),
                 io.Combo.Input(
                     "method", options=list(METHODS), default="yarn",
                     tooltip="yarn: DyPE's two-stage YaRN ramp (best; with its attention temperature 0.1·ln s + 1). "
@@ -67,13 +69,17 @@ class DyPEPatchModel(io.ComfyNode):
                     tooltip="How κ(t) modulates the YaRN ramp thresholds: multiply (official DyPE, current) or "
                     "power (the first DyPE release: thresholds^(λs·κ)).",
                 ),
+                # Added after the first release: optional and last, so saved workflows and API prompts keep working.
+                variant_input(),
             ],
             outputs=[io.Model.Output(tooltip="A patched clone; the input model is unchanged.")],
         )
 
     @classmethod
     def execute(cls, model, method: str, dynamic: bool, lambda_t: float, lambda_s: float, base_resolution: int,
-                yarn_thresholds: str) -> io.NodeOutput:
+                yarn_thresholds: str, variant: str = AUTO_VARIANT) -> io.NodeOutput:
         schedule = PositionSchedule(method=method, dynamic=dynamic, lambda_t=lambda_t, lambda_s=lambda_s,
                                     threshold_rule=yarn_thresholds)
-        return io.NodeOutput(patch_model(model, lambda config: config.with_positions(schedule, base_resolution)))
+        variant_px = variant_base_px(variant, family_of(model))
+        return io.NodeOutput(patch_model(
+            model, lambda config: config.with_positions(schedule, base_resolution, variant_px)))

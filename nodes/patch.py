@@ -6,8 +6,10 @@ import logging
 from collections.abc import Callable
 
 from .config import CONFIG_KEY, WRAPPER_KEY, PatchConfig, read_config
+from .cosmos_rope import CosmosRopeEmbedder, cosmos_rope_problem
 from .embedder import ExtrapolatingRopeEmbedder, describe_module, is_stock_rope_embedder
 from .families import FamilyAdapter, UnsupportedModelError, detect_family
+from .families.base import COSMOS_ROPE
 from .ids_check import HISTORY_KEY, IdsHistory
 from .runtime import apply_model_wrapper, calc_cond_batch_wrapper, outer_sample_wrapper
 
@@ -25,8 +27,16 @@ def _original_embedder(model, adapter: FamilyAdapter):
     built from its theta and axes. Any other class is refused: above the trained size our table replaces the whole
     rotary table, so its effect would vanish without a word.
     """
-    current = model.get_model_object(adapter.embedder_attr)
+    current = _embedder(model, adapter)
     original = current.original if isinstance(current, ExtrapolatingRopeEmbedder) else current
+    if adapter.embedder_kind == COSMOS_ROPE:
+        problem = cosmos_rope_problem(original)
+        if problem is not None:
+            raise UnsupportedModelError(
+                f"DyPE/SEGA cannot patch {type(model.model).__name__}.{adapter.embedder_attr}: {problem}. Another "
+                "node may have replaced it; put DyPE/SEGA before that node."
+            )
+        return current
     if not is_stock_rope_embedder(original, adapter.spatial_axes):
         model_name = type(model.model).__name__
         if hasattr(original, "theta") and hasattr(original, "axes_dim"):
@@ -43,17 +53,54 @@ def _original_embedder(model, adapter: FamilyAdapter):
     return current
 
 
+def _embedder(model, adapter: FamilyAdapter):
+    """The module at the family's embedder attribute, or an error saying whose diffusion model has none."""
+    try:
+        return model.get_model_object(adapter.embedder_attr)
+    except AttributeError:
+        raise missing_embedder_error(model.model, adapter) from None
+
+
+def missing_embedder_error(base_model, adapter: FamilyAdapter) -> UnsupportedModelError:
+    """A ComfyUI model class whose diffusion model is another pack's, without ComfyUI's embedder: Nunchaku's FLUX
+    (``ComfyFluxWrapper`` around nunchaku's quantized transformer) is the known case and is named as such."""
+    diffusion_model = getattr(base_model, "diffusion_model", None)
+    what = describe_module(diffusion_model)
+    inner = getattr(diffusion_model, "model", None)
+    if "nunchaku" in f"{what} {describe_module(inner)}".lower() or type(diffusion_model).__name__ == "ComfyFluxWrapper":
+        return UnsupportedModelError(
+            f"DyPE/SEGA cannot patch this Nunchaku model ({type(base_model).__name__} running {what}, around "
+            f"{describe_module(inner)}): Nunchaku's quantized transformer computes its rotary table itself, in its "
+            f"fused kernels' own packed [sin, cos] layout, and has no ComfyUI {adapter.embedder_attr} to replace. "
+            "Supporting it needs a replacement for that transformer's rotary embedding in Nunchaku's layout, which "
+            "this pack does not have. To use DyPE/SEGA, load a BF16 or FP8 checkpoint with ComfyUI's own loader (or "
+            "a GGUF one with ComfyUI-GGUF). ComfyUI-nunchaku's Qwen-Image and Z-Image loaders keep ComfyUI's embedder "
+            "and are supported."
+        )
+    return UnsupportedModelError(
+        f"DyPE/SEGA cannot patch this {type(base_model).__name__} model: its diffusion model is {what}, not "
+        f"ComfyUI's {adapter.display_name} model, and has no {adapter.embedder_attr}. Another custom node replaced "
+        "the diffusion model; DyPE/SEGA patches ComfyUI's own."
+    )
+
+
+def family_of(model) -> FamilyAdapter:
+    """The family of a MODEL (ModelPatcher), or an error for anything else."""
+    if not hasattr(model, "model") or not hasattr(model, "clone"):
+        raise TypeError(f"Expected a ComfyUI MODEL (ModelPatcher), got {type(model).__name__}.")
+    return detect_family(model.model)
+
+
 def patch_model(model, update: Callable[[PatchConfig], PatchConfig]):
     """A clone of ``model`` whose config is ``update(current config)``. The input MODEL is left untouched."""
     import comfy.patcher_extension as ext
 
-    if not hasattr(model, "model") or not hasattr(model, "clone"):
-        raise TypeError(f"Expected a ComfyUI MODEL (ModelPatcher), got {type(model).__name__}.")
-    adapter = detect_family(model.model)
+    adapter = family_of(model)
     current = _original_embedder(model, adapter)
     clone = model.clone()
     if not isinstance(current, ExtrapolatingRopeEmbedder):
-        clone.add_object_patch(adapter.embedder_attr, ExtrapolatingRopeEmbedder(current))
+        replacement = CosmosRopeEmbedder if adapter.embedder_kind == COSMOS_ROPE else ExtrapolatingRopeEmbedder
+        clone.add_object_patch(adapter.embedder_attr, replacement(current))
     options = clone.model_options.setdefault("transformer_options", {})
     options[CONFIG_KEY] = update(read_config(options) or PatchConfig())
     options.setdefault(HISTORY_KEY, IdsHistory())  # a second node of ours keeps the first one's (ids_check.py)

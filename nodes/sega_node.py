@@ -5,7 +5,9 @@ from __future__ import annotations
 from comfy_api.latest import io
 
 from ..spectral import ALLOCATIONS, MAX_ALPHA, REFERENCE_RULES, RULES, SegaSettings, recipe_from_label
-from .patch import patch_model
+from .families import AUTO_VARIANT, variant_base_px
+from .patch import family_of, patch_model
+from .variant import variant_input
 
 RECIPE_LABELS = [rules.label for rules in RULES.values()]
 RECIPE_TOOLTIP = (
@@ -66,6 +68,7 @@ class SEGAAttention(io.ComfyNode):
                                "it across pairs."),
                 io.Combo.Input("recipe", options=RECIPE_LABELS, default=RECIPE_LABELS[0], optional=True,
                                tooltip=RECIPE_TOOLTIP),
+                variant_input(),
             ],
             outputs=[io.Model.Output(tooltip="A patched clone; the input model is unchanged.")],
         )
@@ -73,8 +76,9 @@ class SEGAAttention(io.ComfyNode):
     @classmethod
     def execute(cls, model, kappa: float, alpha: float, beta: float, spread_min: float, spread_max: float,
                 spread_alpha: float, floor: float, base_resolution: int, allocation: str = "rank",
-                m_ref: str = "power", recipe: str = RECIPE_LABELS[0]) -> io.NodeOutput:
+                m_ref: str = "power", recipe: str = RECIPE_LABELS[0], variant: str = AUTO_VARIANT) -> io.NodeOutput:
         settings = SegaSettings(kappa=kappa, alpha=alpha, beta=beta, spread_min=spread_min, spread_max=spread_max,
                                 spread_alpha=spread_alpha, floor=floor, allocation=allocation, m_ref=m_ref,
                                 recipe=recipe_from_label(recipe))
-        return io.NodeOutput(patch_model(model, lambda config: config.with_sega(settings, base_resolution)))
+        variant_px = variant_base_px(variant, family_of(model))
+        return io.NodeOutput(patch_model(model, lambda config: config.with_sega(settings, base_resolution, variant_px)))

@@ -24,13 +24,21 @@ SEGA_NODE = "DyPESEGA_SEGAAttention"
 # node's widget order: kappa (base_mscale_coefficient), alpha, beta, spread_min, spread_max, spread_alpha, floor
 # (min_mscale), base_resolution 0 = Flux's 1024 px, allocation by log period ("rank"), m_ref = s^kappa ("power"),
 # recipe: the official code.
-SHIPPED_WIDGETS = [0.08, 0.15, 1.5, 0.0, 1.0, 1.5, 1.0, 0, "rank", "power", "paper (official SEGA code)"]
+SHIPPED_WIDGETS = [0.08, 0.15, 1.5, 0.0, 1.0, 1.5, 1.0, 0, "rank", "power", "paper (official SEGA code)", "auto"]
 WIDGET_NAMES = ["kappa", "alpha", "beta", "spread_min", "spread_max", "spread_alpha", "floor", "base_resolution",
-                "allocation", "m_ref", "recipe"]
+                "allocation", "m_ref", "recipe", "variant"]
 # SEGA Attention's widgets_values as saved before allocation/m_ref existed (floor then defaulted to 0), and as saved
 # before the recipe existed.
 OLD_WIDGETS = [0.08, 0.15, 1.5, 0.0, 1.0, 1.5, 0.0, 0]
 BEFORE_RECIPE_WIDGETS = [0.08, 0.15, 1.5, 0.0, 1.0, 1.5, 1.0, 0, "rank", "power"]
+
+
+def _widgets_by_name(node: dict) -> dict:
+    """The node's saved widget values by input name, located by socket name (the frontend saves a socket for each
+    widget input), in WIDGET_NAMES order."""
+    names = [s["name"] for s in node["inputs"] if s.get("widget")]
+    values = dict(zip(names, node["widgets_values"], strict=True))
+    return {name: values[name] for name in WIDGET_NAMES if name in values}
 
 
 def _nodes(wf: dict, node_type: str) -> list[dict]:
@@ -54,7 +62,7 @@ def test_published_recipe_graph_is_sega_alone_with_the_ports_defaults():
     wf = runner.load_workflow(RECIPE)
     (ksampler,) = _nodes(wf, "KSampler")
     assert _upstream_types(wf, ksampler, "model") == [SEGA_NODE, "UNETLoader"]  # no DyPE: static NTK positions
-    assert _nodes(wf, SEGA_NODE)[0]["widgets_values"] == SHIPPED_WIDGETS
+    assert _widgets_by_name(_nodes(wf, SEGA_NODE)[0]) == dict(zip(WIDGET_NAMES, SHIPPED_WIDGETS, strict=True))
     assert _nodes(wf, "FluxGuidance")[0]["widgets_values"] == [4.5]
     seed, _, steps, cfg, sampler, scheduler, denoise = ksampler["widgets_values"]
     assert (steps, cfg, sampler, scheduler, denoise) == (28, 1.0, "euler", "simple", 1.0)
@@ -66,7 +74,7 @@ def test_composition_graph_is_dype_then_sega_and_says_so():
     wf = runner.load_workflow(COMPOSITION)
     (ksampler,) = _nodes(wf, "KSampler")
     assert _upstream_types(wf, ksampler, "model") == [SEGA_NODE, "DyPESEGA_PatchModel", "UNETLoader"]
-    assert _nodes(wf, SEGA_NODE)[0]["widgets_values"] == SHIPPED_WIDGETS
+    assert _widgets_by_name(_nodes(wf, SEGA_NODE)[0]) == dict(zip(WIDGET_NAMES, SHIPPED_WIDGETS, strict=True))
     (note,) = [n["widgets_values"][0] for n in wf["nodes"] if n["type"] == "MarkdownNote"]
     assert "our composition" in note
     (recipe_note,) = [n["widgets_values"][0] for n in runner.load_workflow(RECIPE)["nodes"]
@@ -83,8 +91,7 @@ def test_published_recipe_runs_the_official_sega_code():
     from test_sega_recipes_host import embedded, pe_pairs
 
     node = _pack("nodes.sega_node").SEGAAttention
-    values = dict(zip(WIDGET_NAMES, _nodes(runner.load_workflow(RECIPE), SEGA_NODE)[0]["widgets_values"],
-                      strict=True))
+    values = _widgets_by_name(_nodes(runner.load_workflow(RECIPE), SEGA_NODE)[0])
     assert values["base_resolution"] == 0
     values["base_resolution"] = BASE_PX  # the tiny model's "trained" size: 4 tokens per axis
     flux = tiny_models.FAMILIES["flux"].build(0)
@@ -114,8 +121,9 @@ def object_info():
 
 
 SAVED_BEFORE = {  # what a saved SEGA node held before each input was added, and the inputs it lacked
-    "allocation and m_ref": (OLD_WIDGETS, ("allocation", "m_ref", "recipe")),
-    "recipe": (BEFORE_RECIPE_WIDGETS, ("recipe",)),
+    "allocation and m_ref": (OLD_WIDGETS, ("allocation", "m_ref", "recipe", "variant")),
+    "recipe": (BEFORE_RECIPE_WIDGETS, ("recipe", "variant")),
+    "variant": (SHIPPED_WIDGETS[:-1], ("variant",)),
 }
 
 

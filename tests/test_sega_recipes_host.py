@@ -190,7 +190,8 @@ def test_dype_then_sega_keeps_dypes_positions_and_takes_the_recipes_temperatures
 
 
 def test_qwen_image_paper_takes_the_official_1024_base_refined_the_familys():
-    """The official Qwen-Image code assumes 1024 px: "paper" rescales at Qwen-Image's 1328² template size, the
+    """The official Qwen-Image code assumes 1024 px: "paper" rescales at Qwen-Image's 1328² template size (the
+    family's trained size, 1664, is larger), the
     other recipes (the family's trained size) leave it stock."""
     plan_call = _pack("nodes.axis_plan").plan_call
     config = _pack("nodes.config").PatchConfig()

@@ -116,7 +116,7 @@ def test_base_resolution_is_the_long_side_with_the_family_aspect():
     assert wan13.trained_size(0) == (480, 832) and wan13.trained_size(1664) == (960, 1664)
     assert wan5.base_grid(0, (22, 40)) == (22, 40)  # 1280x704 on the 32-px tokens of the 5B
     hy15 = families.find_adapter("hunyuan_video15")
-    assert hy15.trained_size(0) == (480, 848) and hy15.trained_size(1280) == (720, 1280)
+    assert hy15.trained_size(0) == (720, 1280) and hy15.trained_size(848) == (480, 848)  # 720p default, 480p listed
     assert flux.base_grid(2048, (8, 4)) == flux.base_grid(2048) == (128, 128)  # square families: as before
 
 

@@ -88,6 +88,20 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
         n_kv_heads=2, qk_norm=True, cap_feat_dim=32, axes_dims=[32, 48, 48], axes_lens=[1536, 512, 512],
         rope_theta=256.0, ffn_dim_multiplier=8 / 3, z_image_modulation=True, time_scale=1000.0,
         pad_tokens_multiple=32, decoder_hidden_size=32, decoder_num_res_blocks=1, decoder_max_freqs=8)),
+    # The image model's axes (32, 48, 48) and rope_scale_factor (1, 1, 1), as model detection sets them.
+    "kandinsky5_image": ("Kandinsky5Image", dict(
+        image_model="kandinsky5", in_visual_dim=16, out_visual_dim=16, in_text_dim=32, in_text_dim2=32, time_dim=64,
+        model_dim=256, ff_dim=256, visual_embed_dim=64, patch_size=(1, 2, 2), num_text_blocks=1, num_visual_blocks=1,
+        axes_dims=(32, 48, 48), rope_scale_factor=(1.0, 1.0, 1.0))),
+    # Anima (Cosmos-Predict2 2B): the RoPE settings model detection sets for 16-channel Cosmos/Anima checkpoints
+    # (rope3d, extrapolation ratio 4 on rows and columns, no fps modulation); head dim 128 as in production.
+    "anima": ("Anima", dict(
+        image_model="anima", max_img_h=240, max_img_w=240, max_frames=128, in_channels=16, out_channels=16,
+        patch_spatial=2, patch_temporal=1, concat_padding_mask=True, model_channels=256, num_blocks=1, num_heads=2,
+        crossattn_emb_channels=32, pos_emb_cls="rope3d", pos_emb_learnable=True, pos_emb_interpolation="crop",
+        min_fps=1, max_fps=30, use_adaln_lora=True, adaln_lora_dim=32, rope_h_extrapolation_ratio=4.0,
+        rope_w_extrapolation_ratio=4.0, rope_t_extrapolation_ratio=1.0, extra_per_block_abs_pos_emb=False,
+        rope_enable_fps_modulation=False)),
 }
 # Params fields newer hosts added without a default (ComfyUI 0.30: FluxParams/ChromaParams.txt_ids_dims, ...):
 # set only where the host's params dataclass has them, so one config builds on both hosts.
@@ -119,6 +133,7 @@ class TinyFamily:
     px_per_token: int = 16
     text_on_spatial: bool = False  # text ids on the spatial columns (the text rule applies)
     text_last: bool = False  # token order [image, text] (HiDream, HunyuanImage, Lens)
+    ids_embedder: bool = True  # the embedder takes ids (EmbedND); False: Cosmos' takes the latent (test_anima_host)
     extra: dict = field(default_factory=dict)
 
     def latent_hw(self, rows: int, cols: int) -> tuple[int, int]:
@@ -244,6 +259,11 @@ def mage_cond(n_tokens: int = 7, seed: int = 0, **extra) -> list:
     return [[_text(n_tokens, seed, width=2560), dict(extra)]]
 
 
+def kandinsky5_cond(n_tokens: int = 7, seed: int = 0, **extra) -> list:
+    """Kandinsky 5 adds its pooled text vector (encode_adm reads ``pooled_output``) to the time embedding."""
+    return [[_text(n_tokens, seed), {"pooled_output": _pooled(seed), **extra}]]
+
+
 def _latent4(channels: int) -> Callable[[int, int, int], torch.Tensor]:
     return lambda b, h, w: torch.zeros(b, channels, h, w)
 
@@ -285,6 +305,12 @@ FAMILIES: dict[str, TinyFamily] = {
     "z_image_pixel": TinyFamily("z_image_pixel", lambda seed=0: build("z_image_pixel", seed), _latent4(3), qwen_cond,
                                 patch=16, axes_dim=(32, 48, 48), theta=256.0,
                                 embedder_attr="diffusion_model.rope_embedder"),
+    "kandinsky5_image": TinyFamily("kandinsky5_image", lambda seed=0: build("kandinsky5_image", seed), _latent4(16),
+                                   kandinsky5_cond, axes_dim=(32, 48, 48),
+                                   embedder_attr="diffusion_model.rope_embedder_3d"),
+    "anima": TinyFamily("anima", lambda seed=0: build("anima", seed), lambda b, h, w: torch.zeros(b, 16, 1, h, w),
+                        qwen_cond, axes_dim=(44, 42, 42), theta=10000.0 * 4.0 ** (42 / 40),
+                        embedder_attr="diffusion_model.pos_embedder", ids_embedder=False),
 }
 
 

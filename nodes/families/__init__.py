@@ -3,17 +3,22 @@
 Order matters only where two adapters share a ``model_base`` class: the one with the narrower ``accepts`` test
 comes first (Ovis-Image before Flux.1 share ``Flux``; Z-Image before Lumina 2 share ``Lumina2``;
 Wan 1.3B before the 14B share ``WAN21``).
+
+``NOT_SUPPORTED`` names every other RoPE model class of the newest tested host with a reason a user can act on;
+``tests/test_family_registry.py`` walks the host's ``model_base`` and fails on a RoPE class in neither list.
 """
 
 from __future__ import annotations
 
-from .base import FamilyAdapter
+from .anima import ANIMA
+from .base import FamilyAdapter, comfy_class_name
 from .chroma import CHROMA, CHROMA_RADIANCE
 from .flux import FLUX
 from .flux2 import FLUX2
 from .hidream import HIDREAM
 from .hunyuan_image import HUNYUAN_IMAGE21
 from .hunyuan_video import HUNYUAN_VIDEO, HUNYUAN_VIDEO15
+from .kandinsky5 import KANDINSKY5_IMAGE
 from .krea2 import KREA2
 from .lens import LENS
 from .longcat import LONGCAT_IMAGE
@@ -28,10 +33,14 @@ ADAPTERS: tuple[FamilyAdapter, ...] = (
     FLUX, OVIS_IMAGE, FLUX2, CHROMA, CHROMA_RADIANCE, QWEN_IMAGE, Z_IMAGE, LUMINA2, HIDREAM, HUNYUAN_IMAGE21, OMNIGEN2,
     WAN21_1_3B, WAN_14B, WAN22_5B, HUNYUAN_VIDEO, HUNYUAN_VIDEO15,  # video: the time axis is never scaled
     # only on newer hosts (ComfyUI 0.30 and later):
-    LONGCAT_IMAGE, KREA2, MAGE_FLOW, LENS, BOOGU, Z_IMAGE_PIXEL,
+    LONGCAT_IMAGE, KREA2, MAGE_FLOW, LENS, BOOGU, Z_IMAGE_PIXEL, KANDINSKY5_IMAGE, ANIMA,
 )
 
-#: RoPE models the pack knowingly does not patch, and why (model_base class name -> reason).
+_OWN_TABLE = "builds its rotary table with its own code ({how}), not through an EmbedND-style embedder the pack can " \
+    "replace; it needs its own table builder, which the pack does not have yet"
+_NOT_IMAGE = "is not an image or video generator ({what}): there are no generated image rows and columns to extrapolate"
+
+#: RoPE models the pack knowingly does not patch, and why (ComfyUI model_base class name -> reason).
 NOT_SUPPORTED: dict[str, str] = {
     "HunyuanDiT": "its 2-D RoPE is built by a module function each forward (no embedder to replace)",
     "ErnieImage": "its pos_embed builds its own 2x2 layout (cos/sin of the two halves of the pairs, repeated), "
@@ -44,10 +53,40 @@ NOT_SUPPORTED: dict[str, str] = {
     "WAN22_WanDancer": "WanDancer rescales its time axis by fps and adds a music rope; not verified yet",
     "HunyuanVideo15_SR_Distilled": "the HunyuanVideo 1.5 super-resolution model upsamples a low-resolution video "
     "to its own trained 1080p; it is not verified with the pack",
-    "Kandinsky5": "Kandinsky 5 already interpolates its own video positions (rope_scale_factor, 3.16 for the "
-    "Pro model at high resolution) inside rope_encode_3d; DyPE on top of that has no adapter yet",
-    "Kandinsky5Image": "Kandinsky 5 already interpolates its own positions (rope_scale_factor) inside "
-    "rope_encode_3d; DyPE on top of that has no adapter yet",
+    "HunyuanImage21Refiner": "the HunyuanImage 2.1 refiner re-noises a finished image at the size it was made; "
+    "patch the HunyuanImage 2.1 base model instead (the refiner is not verified with the pack)",
+    "Kandinsky5": "the Kandinsky 5 video models interpolate their own positions (rope_scale_factor 2, and 3.16 for "
+    "the Pro model at high resolution, inside rope_encode_3d): their ids are fractional, which the pack does not "
+    "rescale. Kandinsky 5 Image (positions not interpolated) is supported",
+    "Kandinsky5Image": "this Kandinsky 5 image model interpolates its positions (rope_scale_factor other than 1), "
+    "so its ids are fractional; only the factor-1 image model (Kandinsky 5 Image Lite) is supported",
+    # RoPE models whose table comes from their own code (newer hosts).
+    "CosmosPredict2": "Cosmos-Predict2 samples EDM-style sigmas (up to 80; its flow time is sigma / (sigma + 1)), "
+    "while the pack's schedule reads the sigma a flow model passes (0 to 1) as its time; not supported yet. Anima, "
+    "the Cosmos-Predict2 model that samples as a flow model, is supported",
+    "CosmosVideo": "Cosmos 1 samples EDM-style sigmas (up to 80), while the pack's schedule reads the sigma a "
+    "flow model passes (0 to 1) as its time; not supported",
+    "LTXV": "LTX-Video " + _OWN_TABLE.format(
+        how="fractional positions, pixel coordinates divided by the model's maximum positions"),
+    "LTXAV": "LTX-2 " + _OWN_TABLE.format(
+        how="fractional positions, pixel coordinates divided by the model's maximum positions, audio and video"),
+    "GenmoMochi": "Mochi " + _OWN_TABLE.format(how="mixed RoPE with learned frequencies"),
+    "CogVideoX": "CogVideoX " + _OWN_TABLE.format(how="a 3-D rotary embedding computed each forward"),
+    "HiDreamO1": "HiDream-O1 " + _OWN_TABLE.format(how="a language-model style multimodal RoPE"),
+    "Ideogram4": "Ideogram 4 " + _OWN_TABLE.format(how="a split-half multimodal RoPE (mrope sections)"),
+    "JoyImage": "JoyImage " + _OWN_TABLE.format(how="per-component rotary ranges"),
+    "MiniMaxH3": "MiniMax H3 " + _OWN_TABLE.format(how="its own rotation tables over packed position ids"),
+    "PixelDiTT2I": "PixelDiT " + _OWN_TABLE.format(how="patch positions fetched by its own rope function"),
+    "PiD": "PiD (a PixelDiT model) " + _OWN_TABLE.format(how="patch positions fetched by its own rope function"),
+    "SeedVR2": "SeedVR2 is a video super-resolution model with its own windowed 3-D rotary embedding; DyPE/SEGA "
+    "do not apply to upscalers",
+    "ACEStep": "ACE-Step " + _NOT_IMAGE.format(what="audio: its RoPE runs over time"),
+    "ACEStep15": "ACE-Step 1.5 " + _NOT_IMAGE.format(what="audio: its RoPE runs over time"),
+    "StableAudio1": "Stable Audio " + _NOT_IMAGE.format(what="audio: its RoPE runs over time"),
+    "StableAudio3": "Stable Audio 3 " + _NOT_IMAGE.format(what="audio: its RoPE runs over time"),
+    "SAM3": "SAM 3 " + _NOT_IMAGE.format(what="a segmentation model"),
+    "DepthAnything3": "Depth Anything 3 " + _NOT_IMAGE.format(what="a depth estimator"),
+    "TripoSplat": "TripoSplat " + _NOT_IMAGE.format(what="3-D generation over a latent sequence"),
 }
 
 
@@ -67,16 +106,48 @@ def find_adapter(name: str) -> FamilyAdapter:
 
 
 def detect_family(base_model) -> FamilyAdapter:
-    """The adapter for a ComfyUI BaseModel (``ModelPatcher.model``), or an error naming the class and the families."""
+    """The adapter for a ComfyUI BaseModel (``ModelPatcher.model``), or an error naming the class and the families.
+
+    The class is ComfyUI's own (``comfy_class_name``): another pack's subclass of a ComfyUI class (Nunchaku's
+    ``NunchakuQwenImage``) is detected as that class; whether its embedder is ComfyUI's is checked when patching.
+    """
     for adapter in ADAPTERS:
         if adapter.matches(base_model):
             return adapter.bound(base_model)
-    class_name = type(base_model).__name__
+    own_name = type(base_model).__name__
+    class_name = comfy_class_name(base_model)
     config_name = type(getattr(base_model, "model_config", None)).__name__
     reason = NOT_SUPPORTED.get(class_name)
     why = f" ({reason})" if reason else ""
+    shown = class_name if own_name == class_name else f"{own_name} (a subclass of ComfyUI's {class_name})"
     raise UnsupportedModelError(
-        f"DyPE/SEGA cannot patch this model: {class_name} (model config {config_name}){why}. "
+        f"DyPE/SEGA cannot patch this model: {shown} (model config {config_name}){why}. "
         f"Supported families: {supported_families_text()}. Models without RoPE (SD1.x/SDXL UNets, SD3, AuraFlow, "
         f"PixArt) have nothing to extrapolate; other RoPE DiTs need their own adapter."
     )
+
+
+def variant_options() -> list[str]:
+    """The nodes' ``variant`` combo: "auto", then every family's variants by name and trained size."""
+    return [AUTO_VARIANT] + [variant.option for adapter in ADAPTERS for variant in adapter.variants]
+
+
+def variant_base_px(option: str, adapter: FamilyAdapter) -> float:
+    """The trained long side the ``variant`` option selects for ``adapter``'s model (0: "auto", the family default),
+    or an error naming the option's family, the model's family and the options that fit it."""
+    if option in ("", AUTO_VARIANT):
+        return 0.0
+    for variant in adapter.variants:
+        if variant.option == option:
+            return float(max(variant.size_hw))
+    owner = next((a for a in ADAPTERS for v in a.variants if v.option == option), None)
+    fits = [AUTO_VARIANT] + [v.option for v in adapter.variants]
+    what = f"is for {owner.display_name}" if owner is not None else "is not a known variant"
+    raise ValueError(
+        f"DyPE/SEGA: variant {option!r} {what}, but this model is {adapter.display_name}. "
+        f"Pick one of: {', '.join(repr(o) for o in fits)}."
+    )
+
+
+#: The first ``variant`` option: the family default (``FamilyAdapter.variants[0]``, the largest trained size).
+AUTO_VARIANT = "auto"

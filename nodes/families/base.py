@@ -22,6 +22,28 @@ from ...spectral import NO_QUIRKS, PaperQuirks
 HEADS_FIRST = 1
 #: ... and HiDream's own EmbedND copy returns ``(B, N, 1, pairs, 2, 2)``.
 TOKENS_FIRST = 2
+#: What ``embedder_attr`` holds: an EmbedND-style module called with ids (every family but one) ...
+EMBEDND = "embednd"
+#: ... or Cosmos' VideoRopePosition3DEmb, called with the latent's shape (Anima; nodes/cosmos_rope.py).
+COSMOS_ROPE = "cosmos"
+#: The module that defines ComfyUI's model classes.
+COMFY_MODEL_BASE = "comfy.model_base"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A checkpoint of a family that neither ComfyUI's model config nor the weights tell apart from the family's
+    others, with its own trained size. The user picks it by name on the nodes (``variant``)."""
+
+    label: str  # what the node lists, the family's name included ("Krea 2 Turbo")
+    size_hw: tuple[int, int]  # trained (rows, cols) px, landscape; its long side selects it in trained_size()
+    source: str  # where the size comes from
+
+    @property
+    def option(self) -> str:
+        """The node's combo entry: the label and the trained size, so the choice explains itself."""
+        rows, cols = self.size_hw
+        return f"{self.label} ({cols}x{rows})"
 
 
 @dataclass(frozen=True)
@@ -44,7 +66,7 @@ class FamilyAdapter:
 
     name: str  # short id, also used in node options and logs
     display_name: str
-    model_base_classes: frozenset[str]  # type(model.model).__name__ values (exact: Chroma subclasses Flux)
+    model_base_classes: frozenset[str]  # ComfyUI model_base class names, matched exactly (see comfy_class_name)
     embedder_attr: str  # path for add_object_patch / get_model_object
     spatial_axes: tuple[int, int]  # id columns holding (row, col); every other column is never scaled
     patch_size: int  # latent pixels per token along each spatial axis
@@ -68,6 +90,10 @@ class FamilyAdapter:
     token_embedding: TokenEmbedding | None = None
     #: SEGA "paper": where the family's official SEGA code departs from the general rule (Qwen-Image)
     paper_quirks: PaperQuirks = NO_QUIRKS
+    #: Checkpoints with other trained sizes that nothing in the model tells apart; the first is the default (its
+    #: size is ``default_base_hw`` / ``default_base_px``: the largest, so no variant's native size is rescaled).
+    variants: tuple[Variant, ...] = ()
+    embedder_kind: str = EMBEDND  # EMBEDND or COSMOS_ROPE: which replacement module patches embedder_attr
 
     def bound(self, base_model) -> FamilyAdapter:
         """This adapter with what only the loaded model knows (a pixel-space model's patch size)."""
@@ -77,7 +103,7 @@ class FamilyAdapter:
         return replace(self, patch_size=patch, px_per_token=patch)
 
     def matches(self, base_model) -> bool:
-        if type(base_model).__name__ not in self.model_base_classes:
+        if comfy_class_name(base_model) not in self.model_base_classes:
             return False
         if self.config_classes is not None:
             if type(getattr(base_model, "model_config", None)).__name__ not in self.config_classes:
@@ -114,6 +140,18 @@ class FamilyAdapter:
 
     def spatial_axis_dim(self) -> int:
         return self.axes_dim[self.spatial_axes[0]]
+
+
+def comfy_class_name(base_model) -> str:
+    """The ComfyUI ``model_base`` class ``base_model`` is: its own class when ComfyUI defines it, else its nearest
+    ComfyUI base class. ComfyUI's own classes are matched exactly (``Chroma`` subclasses ``Flux`` and ``MageFlow``
+    ``QwenImage``, each with its own positions; a new ComfyUI subclass must be verified before it is accepted),
+    while another pack's subclass of one (Nunchaku's ``NunchakuQwenImage(QwenImage)``) is that class: such packs
+    swap the blocks, not the positions. Whether its embedder is ComfyUI's own is checked when patching."""
+    for cls in type(base_model).__mro__:
+        if cls.__module__ == COMFY_MODEL_BASE:
+            return cls.__name__
+    return type(base_model).__name__
 
 
 def params_attr(base_model, name: str, default=None):

@@ -23,7 +23,9 @@ FLUX = FamilyAdapter(
     token_embedding=TokenEmbedding("diffusion_model.img_in", "c ph pw"),
     px_per_token=16,
     default_base_px=1024,
-    base_source="EmptySD3LatentImage default 1024; official DyPE base 64 tokens",
+    base_source="the DyPE paper's and official code's FLUX base (1024, 64 tokens); BFL publishes no native size "
+    "list for FLUX.1 (black-forest-labs/flux: docs/text-to-image.md, TensorRT exports 768-1344 per side; "
+    "src/flux/cli.py default 1360x768): kept at DyPE's base, so DyPE's reference results carry over",
     theta=10000.0,
     axes_dim=(16, 56, 56),
     text="text ids all 0 (never moved); refs on the index axis",

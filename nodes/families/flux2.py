@@ -13,8 +13,10 @@ FLUX2 = FamilyAdapter(
     patch_size=1,
     token_embedding=TokenEmbedding("diffusion_model.img_in", "c ph pw"),
     px_per_token=16,
-    default_base_px=1024,
-    base_source="EmptyFlux2LatentImage default 1024 (training base INFERRED)",
+    default_base_px=2048,
+    base_source="BFL: FLUX.2 outputs up to 4 MP (bfl.ai/blog/flux-2, quoted by ComfyUI's docs "
+    "tutorials/flux/flux-2-dev.mdx): 2048x2048; Klein (the same class, nothing in the "
+    "model tells it apart) has no size of its own in these sources and gets FLUX.2's",
     theta=2000.0,
     axes_dim=(32, 32, 32, 32),
     text="text on its own axis 3 (never scaled); refs on the index axis",

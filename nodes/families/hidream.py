@@ -12,8 +12,9 @@ HIDREAM = FamilyAdapter(
     patch_size=2,
     token_embedding=TokenEmbedding("diffusion_model.x_embedder.proj", "ph pw c"),
     px_per_token=16,
-    default_base_px=1024,
-    base_source="model detection max_resolution 128x128 latent px = 1024",
+    default_base_px=1360,
+    base_source="HiDream-ai/HiDream-I1 gradio_demo.py RESOLUTION_OPTIONS: 1024x1024, 1360x768, 768x1360, "
+    "1168x880, 1248x832 ...: the largest side, 1360",
     theta=10000.0,
     axes_dim=(64, 32, 32),
     text="text ids 0 (never moved), after the image tokens",

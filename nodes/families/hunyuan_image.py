@@ -12,8 +12,9 @@ HUNYUAN_IMAGE21 = FamilyAdapter(
     patch_size=1,
     token_embedding=TokenEmbedding("diffusion_model.img_in.proj", "conv"),
     px_per_token=32,
-    default_base_px=2048,
-    base_source="EmptyHunyuanImageLatent default 2048",
+    default_base_px=2560,
+    base_source="Tencent-Hunyuan/HunyuanImage-2.1 README: 'only supports 2K' (2048x2048 for 1:1, 2560x1536 for "
+    "16:9, 1536x2560 for 9:16): the largest side, 2560",
     theta=256.0,
     axes_dim=(64, 64),
     text="text ids 0 (never moved), after the image tokens",

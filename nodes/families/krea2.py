@@ -1,8 +1,13 @@
 """Krea 2 (newer hosts; ``model_base.Krea2``, a single-stream DiT, not FLUX.1-Krea-dev): EmbedND over
 (index, row, col) with theta 1000 and axes [32, 48, 48] for head dim 128; text ids 0; patch 2 on a Wan-2.1-format
-(5-D) latent; references up the index axis."""
+(5-D) latent; references up the index axis.
 
-from .base import FamilyAdapter, TokenEmbedding
+Raw (up to 1k) and Turbo (1k to 2k) are one class, one config: the user picks Raw; the default is Turbo, the
+larger, so neither is rescaled at its own sizes unless the user says so."""
+
+from .base import FamilyAdapter, TokenEmbedding, Variant
+
+_README = "krea-ai/krea-2 README"
 
 KREA2 = FamilyAdapter(
     name="krea2",
@@ -13,8 +18,11 @@ KREA2 = FamilyAdapter(
     patch_size=2,
     token_embedding=TokenEmbedding("diffusion_model.first", "c ph pw"),
     px_per_token=16,
-    default_base_px=1024,
-    base_source="1024 (INFERRED: no ComfyUI-side number)",
+    default_base_px=2048,
+    base_source=f"{_README}: Turbo 'can generate images from 1k ~ 2k resolution' (example 2048x2048), Raw 'trained "
+    "to generate upto 1k'",
+    variants=(Variant("Krea 2 Turbo", (2048, 2048), f"{_README}: 1k ~ 2k, --width/--height 1024 ~ 2048"),
+              Variant("Krea 2 Raw", (1024, 1024), f"{_README}: trained to generate up to 1k")),
     theta=1000.0,
     axes_dim=(32, 48, 48),
     text="text ids 0 (never moved); refs on the index axis",

@@ -13,8 +13,9 @@ LENS = FamilyAdapter(
     patch_size=1,
     token_embedding=TokenEmbedding("diffusion_model.img_in", "c ph pw"),
     px_per_token=16,
-    default_base_px=1024,
-    base_source="1024 (INFERRED; ComfyUI's default shift is the one for 1440x1440)",
+    default_base_px=1440,
+    base_source="ComfyUI templates image_lens_t2i / image_lens_turbo_t2i: 'the Lens 1440 base-resolution workflow "
+    "family', up to 1440x1440 (EmptyLatentImage 1440x1440)",
     theta=10000.0,
     axes_dim=(8, 28, 28),
     text="text on the diagonal after the image: scheduled like the image (relative phases kept)",

@@ -14,8 +14,9 @@ LONGCAT_IMAGE = FamilyAdapter(
     patch_size=2,
     token_embedding=TokenEmbedding("diffusion_model.img_in", "c ph pw"),
     px_per_token=16,
-    default_base_px=1024,
-    base_source="Flux-architecture default 1024 (INFERRED: no ComfyUI-side number)",
+    default_base_px=1344,
+    base_source="meituan-longcat/LongCat-Image README and scripts/inference_t2i.py: 1344x768 (the largest "
+    "documented side; its DPO training config uses 1024)",
     theta=10000.0,
     axes_dim=(16, 56, 56),
     text="text ids 0..L-1 on rows and cols, image shifted past them: scheduled like the image",

@@ -24,8 +24,10 @@ Z_IMAGE = FamilyAdapter(
     patch_size=2,
     token_embedding=TokenEmbedding("diffusion_model.x_embedder", "ph pw c"),
     px_per_token=16,
-    default_base_px=1024,
-    base_source="SwarmUI default 1024 (INFERRED)",
+    default_base_px=2048,
+    base_source="Tongyi-MAI/Z-Image README: 'the official Z-Image resolutions' (ComfyUI-ZImageLatent), the presets "
+    "of the official Z-Image-Turbo Space in 1024/1280/1536 classes up to 2048x1152 and 1152x2048: the largest "
+    "side, 2048",
     theta=256.0,
     axes_dim=(32, 48, 48),
     text="caption sequential on its own axis 0 (never scaled), 0 on rows/cols",
@@ -38,6 +40,9 @@ LUMINA2 = replace(
     name="lumina2",
     display_name="Lumina-Image 2",
     accepts=None,
+    default_base_px=1024,
+    base_source="Alpha-VLLM/Lumina-Image-2.0 README model table: resolution 1024; ComfyUI template "
+    "image_netayume_lumina_t2i note: best at 1024x1024",
     theta=10000.0,
     axes_dim=(32, 32, 32),
     preview_shift=("linear", 6.0),
@@ -51,6 +56,8 @@ Z_IMAGE_PIXEL = replace(
     model_base_classes=frozenset({"ZImagePixelSpace"}),
     accepts=None,
     patch_size=16,  # replaced by the model's own (bound())
-    base_source="as Z-Image, 1024 (INFERRED)",
+    default_base_px=1024,
+    base_source="INFERRED 1024: no size published for the pixel-space checkpoint (lodestones/Zeta-Chroma) in the "
+    "sources searched (ComfyUI templates, the code index); Z-Image's own presets start at 1024",
     pixel_space=True,
 )

@@ -13,8 +13,9 @@ MAGE_FLOW = FamilyAdapter(
     patch_size=1,
     token_embedding=TokenEmbedding("diffusion_model.img_in", "c ph pw"),
     px_per_token=16,
-    default_base_px=1024,
-    base_source="1024 (INFERRED: a native-resolution model; no ComfyUI-side number)",
+    default_base_px=2048,
+    base_source="microsoft/Mage README: one checkpoint generates natively from 512 to 2048 on any aspect ratio "
+    "(ComfyUI template image_mage_flow_t2i_int8: 512-2048 px per side): 2048",
     theta=10000.0,
     axes_dim=(16, 56, 56),
     text="text ids 0 (never moved)",

@@ -16,7 +16,8 @@ OMNIGEN2 = FamilyAdapter(
     token_embedding=TokenEmbedding("diffusion_model.x_embedder", "ph pw c"),
     px_per_token=16,
     default_base_px=1024,
-    base_source="ComfyUI docs (omnigen2.mdx) recommended 1024x1024",
+    base_source="VectorSpaceLab/OmniGen2 README: default output 1024x1024 (max_pixels default 1024*1024); "
+    "ComfyUI docs (omnigen2.mdx) recommended 1024x1024",
     theta=10000.0,
     axes_dim=(40, 40, 40),
     text="caption (i, i, i) on every column: scheduled like the image (relative phases kept)",
@@ -33,7 +34,8 @@ BOOGU = FamilyAdapter(
     token_embedding=TokenEmbedding("diffusion_model.x_embedder", "ph pw c"),
     px_per_token=16,
     default_base_px=1024,
-    base_source="as OmniGen2, 1024 (INFERRED)",
+    base_source="ComfyUI templates image_boogu_image_0_1_turbo_t2i (EmptyLatentImage 1024x1024, no larger size "
+    "in its notes); no model card found in the sources searched",
     theta=10000.0,
     axes_dim=(40, 40, 40),
     text="caption (i, i, i) on every column: scheduled like the image (relative phases kept)",

@@ -22,7 +22,8 @@ OVIS_IMAGE = FamilyAdapter(
     token_embedding=TokenEmbedding("diffusion_model.img_in", "c ph pw"),
     px_per_token=16,
     default_base_px=1024,
-    base_source="Flux-architecture default 1024 (INFERRED: no ComfyUI-side number; model card from memory)",
+    base_source="AIDC-AI/Ovis-Image README (inference example --image_size 1024); ComfyUI template "
+    "image_ovis_text_to_image 1024x1024",
     theta=10000.0,
     axes_dim=(16, 56, 56),
     text="text ids 0..L-1 on rows and cols: scheduled like the image (relative phases kept)",

@@ -21,8 +21,10 @@ QWEN_IMAGE = FamilyAdapter(
     patch_size=2,
     token_embedding=TokenEmbedding("diffusion_model.img_in", "c ph pw"),
     px_per_token=16,
-    default_base_px=1328,
-    base_source="ComfyUI template image_qwen_image.json 1328x1328",
+    default_base_px=1664,
+    base_source="QwenLM/Qwen-Image README aspect_ratios: 1328x1328 (1:1) ... 1664x928 (16:9), 928x1664 (9:16) "
+    "(also ComfyUI template image_qwen_Image_2512's note): the largest side, 1664. Edit models follow the input "
+    "image at about 1 MP (TextEncodeQwenImageEdit: 1024x1024 total pixels), within it",
     theta=10000.0,
     axes_dim=(16, 56, 56),
     text="text (s+i, s+i, s+i) on the diagonal: scheduled like the image (relative phases kept)",

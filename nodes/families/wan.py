@@ -14,7 +14,9 @@ Trained sizes (rows x cols px, both orientations): Wan 2.1 1.3B 480x832; the 14B
 set base_resolution 832 there); Wan 2.2 TI2V 5B 704x1280 on its 48-channel 16x VAE.
 """
 
-from .base import FamilyAdapter, TokenEmbedding
+from .base import FamilyAdapter, TokenEmbedding, Variant
+
+_WAN_SIZES = "Wan-Video/Wan2.1 README and wan/configs/__init__.py SUPPORTED_SIZES"
 
 #: model_base classes whose diffusion model is a WanModel that routes all its RoPE through ``rope_encode``.
 WAN21_CLASSES = frozenset({"WAN21", "WAN21_Vace", "WAN21_Camera", "WAN21_HuMo", "WAN22_S2V", "WAN22_Animate"})
@@ -44,7 +46,7 @@ WAN21_1_3B = FamilyAdapter(
     px_per_token=16,
     default_base_px=832,
     default_base_hw=(480, 832),
-    base_source="Wan 2.1 model card: 1.3B at 480P (832x480)",
+    base_source=f"{_WAN_SIZES}: t2v-1.3B 480*832, 832*480",
     **_COMMON,
 )
 
@@ -56,7 +58,10 @@ WAN_14B = FamilyAdapter(
     default_base_px=1280,
     default_base_hw=(720, 1280),
     trained_sizes=((720, 1280), (480, 832)),
-    base_source="Wan 2.1/2.2 model cards: 14B at 720P (1280x720) and 480P (832x480)",
+    base_source=f"{_WAN_SIZES}: 14B (T2V, I2V, FLF2V, VACE) 720*1280, 1280*720, 480*832, 832*480; the I2V 480P "
+    "checkpoint supports 480P only; Wan-Video/Wan2.2 the same for t2v/i2v-A14B (s2v-14B adds 1024*704)",
+    variants=(Variant("Wan 14B 720P", (720, 1280), f"{_WAN_SIZES}: 720*1280"),
+              Variant("Wan 14B 480P", (480, 832), f"{_WAN_SIZES}: I2V-14B-480P supports 480P")),
     **_COMMON,
 )
 
@@ -67,6 +72,6 @@ WAN22_5B = FamilyAdapter(
     px_per_token=32,
     default_base_px=1280,
     default_base_hw=(704, 1280),
-    base_source="Wan22ImageToVideoLatent default 1280x704",
+    base_source="Wan-Video/Wan2.2 wan/configs/__init__.py SUPPORTED_SIZES: ti2v-5B 704*1280, 1280*704",
     **_COMMON,
 )

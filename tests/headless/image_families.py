@@ -64,6 +64,7 @@ class FamilyWorkflow:
     newer_host: bool = False  # only ComfyUI 0.30 and later has this model (or its text encoder)
     differs: tuple[str, ...] = ()  # deliberate differences from the template, each with its reason
     remarks: tuple[str, ...] = ()  # other facts the user needs (variants, trained size, source of a setting)
+    variant: str = "auto"  # our nodes' ``variant``: the checkpoint, where the family's class has several
     slug: str = field(default="")
 
     @property
@@ -136,6 +137,9 @@ SPECS: tuple[FamilyWorkflow, ...] = (
         shift=("ModelSamplingAuraFlow", 1.0), t5_options=True, steps=26, cfg=3.5, sampler="euler",
         scheduler="beta", prompt=PROMPT_TIGER, negative=CHROMA_NEGATIVE, seed=11,
         differs=(_CUSTOM + " (CFGGuider 3.5, BasicScheduler beta 26).",),
+        variant="Chroma1-HD (1024x1024)",
+        remarks=("Both nodes name the checkpoint (variant **Chroma1-HD**, 1024²). For **Chroma1-Base** (trained at "
+                 "512²) pick its variant on both nodes.",),
         estimate=Estimate("the fp8mixed file fits as it is; peak ≈ 16–20 GB VRAM", "40–65 min",
                           "≈ 20–26 GB", "12–20 min (H100) or 24–40 min (A100)")),
     FamilyWorkflow(
@@ -180,7 +184,8 @@ SPECS: tuple[FamilyWorkflow, ...] = (
         scheduler="simple", prompt=PROMPT_HARBOUR, negative=None, seed=22, newer_host=True,
         differs=(_CUSTOM + " (CFGGuider 1, euler, 4 steps).",
                  "Flux2Scheduler left out: " + _NO_SHIFT_NODE + "."),
-        remarks=("Klein is a Flux.2 model (same adapter, trained size 1024²). The 9B and the base (undistilled) "
+        remarks=("Klein is a Flux.2 model (same adapter: nothing in the model tells them apart, and no size of "
+                 "Klein's own was found, so it gets FLUX.2's 2048²). The 9B and the base (undistilled) "
                  "models load in the same graph: ComfyUI's Klein base templates sample 20 steps at cfg 5. Klein's "
                  "Qwen3 text encoder came after ComfyUI 0.3.75.",),
         estimate=Estimate("fits as it is; peak ≈ 12–16 GB VRAM", "2–4 min", "≈ 14–18 GB",
@@ -246,7 +251,8 @@ SPECS: tuple[FamilyWorkflow, ...] = (
                                              "hunyuan_image_2.1_vae_fp16.safetensors", "vae"),
         latent="EmptyHunyuanImageLatent", steps=50, cfg=3.5, sampler="euler", scheduler="simple",
         prompt=PROMPT_MARKET, negative="blurry, low quality, distorted, ugly, watermark", seed=61,
-        remarks=("HunyuanImage 2.1 is trained at **2048²** (32× VAE, 64 tokens a side), so 4096² is 2× per side.",),
+        remarks=("HunyuanImage 2.1 is a 2K model (32× VAE): 2048² and up to 2560 per side (2560×1536, its "
+                 "README), so the pack's base is 2560 and 4096² is 1.6× per side.",),
         estimate=Estimate("set weight_dtype to **fp8_e4m3fn** (the file is bf16, 34 GB); peak ≈ 20–23 GB VRAM "
                           "with partial offload (64 GB system RAM)", "15–30 min", "≈ 42–50 GB",
                           "5–8 min (H100) or 9–15 min (A100)")),
@@ -301,6 +307,9 @@ SPECS: tuple[FamilyWorkflow, ...] = (
         clip_type="krea2", vae=_QWEN_VAE, latent="EmptyLatentImage", steps=8, cfg=1.0, sampler="euler",
         scheduler="simple", prompt=PROMPT_FOREST, negative=None, seed=101,
         differs=("The template's LoRA and prompt-enhancer (TextGenerate) are left out: plain text to image.",),
+        variant="Krea 2 Turbo (2048x2048)",
+        remarks=("Both nodes name the checkpoint (variant **Krea 2 Turbo**: 1k to 2k, krea-ai/krea-2 README), so "
+                 "4096² is 2× per side. For **Krea 2 Raw** (up to 1k) pick its variant on both nodes.",),
         estimate=Estimate("the fp8 file fits; peak ≈ 14–20 GB VRAM (a model no larger than Flux.1 assumed: "
                           "ComfyUI's code does not state its size)", "7–12 min", "≈ 18–26 GB",
                           "2–4 min (H100) or 4–7 min (A100)")),
@@ -332,8 +341,8 @@ SPECS: tuple[FamilyWorkflow, ...] = (
                  "ModelSamplingFlux left out: " + _NO_SHIFT_NODE + " (μ 1.829, ComfyUI's value for 1440²).",
                  "The template's CFGNorm left out: plain cfg 5; add it back between the loader and DyPE if you "
                  "prefer it."),
-        remarks=("ComfyUI's Lens template renders 1440²; the pack's default base for Lens is 1024² (INFERRED). "
-                 "Set base_resolution to 1440 on both nodes if you take 1440² as its trained size.",),
+        remarks=("ComfyUI's Lens templates are 'the Lens 1440 base-resolution workflow family': the pack's base "
+                 "for Lens is 1440².",),
         estimate=Estimate("set weight_dtype to **fp8_e4m3fn**; peak ≈ 18–23 GB VRAM (a model no larger than "
                           "Flux.1 assumed: ComfyUI's code does not state its size)", "35–60 min",
                           "≈ 26–34 GB", "10–16 min (H100) or 20–32 min (A100)")),
@@ -365,4 +374,43 @@ SPECS: tuple[FamilyWorkflow, ...] = (
                  "card for the current file name.",),
         estimate=Estimate("fits as it is (fp8_e4m3fn if tight); peak ≈ 16–20 GB VRAM", "3–8 min", "≈ 18–24 GB",
                           "1–2 min (H100) or 2–4 min (A100); 4× that if the checkpoint uses 16-px patches")),
+    FamilyWorkflow(
+        file="Kandinsky-5.0-T2I-Lite 4096x4096 DyPE + SEGA.json",
+        title="Kandinsky 5.0 Image Lite · 4096×4096 · DyPE + SEGA", family="kandinsky5_image",
+        template="image_kandinsky5_t2i", slug="kandinsky5-t2i-lite_4096", newer_host=True,
+        unet=_file("kandinskylab/Kandinsky-5.0-T2I-Lite/resolve/main/model/kandinsky5lite_t2i.safetensors",
+                   "diffusion_models"),
+        clip_loader="DualCLIPLoader", clip_files=(_QWEN25_VL_FP8, ModelFile(
+            "clip_l.safetensors", "text_encoders",
+            "https://huggingface.co/comfyanonymous/flux_text_encoders/resolve/main/clip_l.safetensors")),
+        clip_type="kandinsky5_image", vae=_AE, latent="EmptyLatentImage", steps=50, cfg=3.5, sampler="euler",
+        scheduler="simple", prompt=PROMPT_MARKET, negative="", seed=151, shift=("ModelSamplingSD3", 3.0),
+        remarks=("Kandinsky 5 Image is trained at 1K in several aspect ratios up to 1408×640 (its pipeline's "
+                 "sizes), so the pack's base is 1408 and 4096² is 2.9× per side. The Kandinsky 5 *video* models "
+                 "interpolate their own positions and are refused.",),
+        estimate=Estimate("set weight_dtype to **fp8_e4m3fn** if it does not fit (the file is 11 GB); peak ≈ "
+                          "14–20 GB VRAM", "45–75 min", "≈ 18–26 GB", "12–20 min (H100) or 25–40 min (A100)")),
+    FamilyWorkflow(
+        file="Anima-Base-v1.0 4096x4096 DyPE + SEGA.json", title="Anima Base v1.0 · 4096×4096 · DyPE + SEGA",
+        family="anima", template="image_anima_base_v1", slug="anima-base-v1_4096", newer_host=True,
+        unet=_file("circlestone-labs/Anima/resolve/main/split_files/diffusion_models/anima-base-v1.0.safetensors",
+                   "diffusion_models"),
+        clip_loader="CLIPLoader", clip_files=(_file(
+            "circlestone-labs/Anima/resolve/main/split_files/text_encoders/qwen_3_06b_base.safetensors",
+            "text_encoders"),),
+        clip_type="stable_diffusion", vae=_QWEN_VAE, latent="EmptyLatentImage", steps=30, cfg=4.0,
+        sampler="euler", scheduler="simple",
+        prompt="masterpiece, best quality, anime illustration, a sprawling floating city above the clouds at "
+        "sunset, countless tiny windows and bridges, airships, a girl with a red scarf on a balcony in the "
+        "foreground, wind, detailed background, wide shot",
+        negative="worst quality, low quality, score_1, score_2, score_3, blurry, jpeg artifacts, sepia", seed=161,
+        differs=("The template's Turbo LoRA switch is left out (off there too): the base model at 30 steps.",
+                 "ResolutionSelector left out: the latent's size is set directly."),
+        remarks=("Anima is a Cosmos-Predict2 2B model: its rotary table comes from Cosmos' own module, which the "
+                 "pack replaces as a whole (rows and columns scheduled, time untouched). That table is shared by "
+                 "every image of a batch, so SEGA needs batch size 1 here (DyPE alone takes any batch).",
+                 "The pack takes Anima as trained at 1024² (the template's size; about 1 MP per its model card): "
+                 "for a non-square 1 MP size, set base_resolution to its long side."),
+        estimate=Estimate("fits as it is (a 2B model, 3.9 GB); peak ≈ 8–14 GB VRAM", "12–22 min", "≈ 10–16 GB",
+                          "4–7 min (H100) or 8–14 min (A100)")),
 )

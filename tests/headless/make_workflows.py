@@ -67,19 +67,22 @@ SHAPES: dict[str, Shape] = {
     "SaveImage": ([("images", "IMAGE")], [("filename_prefix", "STRING")], [], CORE),
     "DyPESEGA_PatchModel": ([("model", "MODEL")],
                             [("method", "COMBO"), ("dynamic", "BOOLEAN"), ("lambda_t", "FLOAT"),
-                             ("lambda_s", "FLOAT"), ("base_resolution", "INT"), ("yarn_thresholds", "COMBO")],
+                             ("lambda_s", "FLOAT"), ("base_resolution", "INT"), ("yarn_thresholds", "COMBO"),
+                             ("variant", "COMBO")],
                             [("MODEL", "MODEL")], PACK),
     "DyPESEGA_SEGAAttention": ([("model", "MODEL")],
                                [(n, "FLOAT") for n in ("kappa", "alpha", "beta", "spread_min", "spread_max",
                                                        "spread_alpha", "floor")] + [("base_resolution", "INT"),
                                                                                     ("allocation", "COMBO"),
                                                                                     ("m_ref", "COMBO"),
-                                                                                    ("recipe", "COMBO")],
+                                                                                    ("recipe", "COMBO"),
+                                                                                    ("variant", "COMBO")],
                                [("MODEL", "MODEL")], PACK),
 }
 # Inputs the node declares optional: the frontend draws (and saves) their socket as a hollow circle, shape 7.
 OPTIONAL_INPUTS = {("DualCLIPLoader", "device"), ("CLIPLoader", "device"), ("DyPESEGA_SEGAAttention", "allocation"),
-                   ("DyPESEGA_SEGAAttention", "m_ref"), ("DyPESEGA_SEGAAttention", "recipe")}
+                   ("DyPESEGA_SEGAAttention", "m_ref"), ("DyPESEGA_SEGAAttention", "recipe"),
+                   ("DyPESEGA_PatchModel", "variant"), ("DyPESEGA_SEGAAttention", "variant")}
 HOLLOW_CIRCLE = 7
 # Download links the frontend offers for missing files (node properties.models): the ungated Comfy-Org repackaged
 # files ComfyUI's official templates link (comfyui-workflow-templates-json 0.1.123).
@@ -106,8 +109,8 @@ for _spec in SPECS:  # the other families' files: their templates' links (image_
     for _f in _spec.files:
         if MODEL_URLS.setdefault(_f.name, (_f.url, _f.folder))[1] != _f.folder:
             raise ValueError(f"{_f.name}: two download folders")
-DYPE_DEFAULTS = ["yarn", True, 2.0, 2.0, 0, "multiply"]
-SEGA_DEFAULTS = [0.08, 0.15, 1.5, 0.0, 1.0, 1.5, 1.0, 0, "rank", "power", "paper (official SEGA code)"]
+DYPE_DEFAULTS = ["yarn", True, 2.0, 2.0, 0, "multiply", "auto"]
+SEGA_DEFAULTS = [0.08, 0.15, 1.5, 0.0, 1.0, 1.5, 1.0, 0, "rank", "power", "paper (official SEGA code)", "auto"]
 
 
 class Graph:
@@ -282,15 +285,16 @@ def _tail(g: Graph, at: Layout, model: int, clip: int, vae: int, *, prompt: str,
     g.link(dec, 0, save, "images")
 
 
-def _patches(g: Graph, column: Column, model: int, sega: bool, dype: bool = True) -> int:
-    """DyPE, DyPE → SEGA (our composition) or SEGA alone (the published SEGA recipe: static NTK positions)."""
+def _patches(g: Graph, column: Column, model: int, sega: bool, dype: bool = True, variant: str = "auto") -> int:
+    """DyPE, DyPE → SEGA (our composition) or SEGA alone (the published SEGA recipe), each naming the checkpoint
+    ``variant`` (the family's, where it has several trained sizes)."""
     if dype:
-        node = column.add("DyPESEGA_PatchModel", 190, list(DYPE_DEFAULTS))
+        node = column.add("DyPESEGA_PatchModel", 210, [*DYPE_DEFAULTS[:-1], variant])
         g.link(model, 0, node, "model")
         model = node
     if not sega:
         return model
-    node = column.add("DyPESEGA_SEGAAttention", 320, list(SEGA_DEFAULTS))
+    node = column.add("DyPESEGA_SEGAAttention", 345, [*SEGA_DEFAULTS[:-1], variant])
     g.link(model, 0, node, "model")
     return node
 
@@ -366,7 +370,7 @@ def family_workflow(spec: FamilyWorkflow) -> dict[str, Any]:
         options = at.loaders.add("T5TokenizerOptions", 82, [0, 0])
         g.link(clip, 0, options, "clip")
         clip = options
-    model = _patches(g, at.ours, model, spec.sega)
+    model = _patches(g, at.ours, model, spec.sega, variant=spec.variant)
     _tail(g, at, model, clip, vae, prompt=spec.prompt, negative=spec.negative, width=spec.width, height=spec.height,
           seed=spec.seed, steps=spec.steps, cfg=spec.cfg, guidance=spec.guidance, prefix=f"dype/{spec.slug}",
           latent_node=spec.latent, sampler=spec.sampler, scheduler=spec.scheduler,
@@ -497,7 +501,9 @@ def card_facts(workflow: dict[str, Any]) -> dict[str, Any]:
     width, height, *rest = next(by_type[t] for t in (*LATENT_NODES, "EmptyHunyuanLatentVideo") if t in by_type)
     unets = [n["widgets_values"][0] for n in nodes if n["type"] == "UNETLoader"]
     adapter = host.pack_submodule("nodes.families").find_adapter(registry.MODEL_FAMILY[unets[0]])
-    short, long = adapter.trained_size((dype or sega)[4 if dype else 7])
+    families = host.pack_submodule("nodes.families")
+    widgets = dype or sega
+    short, long = adapter.trained_size(widgets[4 if dype else 7] or families.variant_base_px(widgets[-1], adapter))
     trained = (long, short) if width >= height else (short, long)
     if "KSampler" in by_type:
         seed, _, steps, cfg, sampler, scheduler, _ = by_type["KSampler"]

@@ -101,7 +101,7 @@ NOTES: dict[str, str] = {
     "Qwen-Image 4096x4096 DyPE + SEGA.json": f"""\
 # Qwen-Image · 4096×4096 · DyPE + SEGA
 
-4096×4096 in one pass; Qwen-Image is trained at 1328×1328, so that is 3.1× per side.
+4096×4096 in one pass; Qwen-Image's trained sizes reach 1664 per side (1328×1328 … 1664×928, its README), so that is 2.5× per side.
 
 {_QWEN_FILES}
 

@@ -29,7 +29,8 @@ MODEL_FILES: dict[str, tuple[str, ...]] = {
         "ovis_image_bf16.safetensors", "longcat_image_bf16.safetensors", "krea2_turbo_fp8_scaled.safetensors",
         "mage_flow_int8_convrot.safetensors", "lens_bf16.safetensors", "boogu_image_turbo_fp8_scaled.safetensors",
         "zeta-chroma-base-x0-pixel-dino-distance.safetensors", "wan2.1_t2v_1.3B_fp16.safetensors",
-        "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors", "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors"),
+        "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors", "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors",
+        "kandinsky5lite_t2i.safetensors", "anima-base-v1.0.safetensors"),
     "text_encoders": (
         "clip_l.safetensors", "t5xxl_fp16.safetensors", "qwen_2.5_vl_7b_fp8_scaled.safetensors",
         "t5xxl_fp8_e4m3fn_scaled.safetensors", "mistral_3_small_flux2_bf16.safetensors", "qwen_3_4b.safetensors",
@@ -37,7 +38,7 @@ MODEL_FILES: dict[str, tuple[str, ...]] = {
         "llama_3.1_8b_instruct_fp8_scaled.safetensors", "qwen_2.5_vl_7b.safetensors",
         "byt5_small_glyphxl_fp16.safetensors", "qwen_2.5_vl_fp16.safetensors", "ovis_2.5.safetensors",
         "qwen3vl_4b_fp8_scaled.safetensors", "qwen3vl_4b_bf16.safetensors", "gpt_oss_20b_nvfp4.safetensors",
-        "qwen3vl_8b_fp8_scaled.safetensors", "umt5_xxl_fp8_e4m3fn_scaled.safetensors"),
+        "qwen3vl_8b_fp8_scaled.safetensors", "umt5_xxl_fp8_e4m3fn_scaled.safetensors", "qwen_3_06b_base.safetensors"),
     "vae": ("ae.safetensors", "qwen_image_vae.safetensors", "flux2-vae.safetensors",
             "hunyuan_image_2.1_vae_fp16.safetensors", "mage_flow_vae_bf16.safetensors", "wan_2.1_vae.safetensors"),
 }
@@ -66,6 +67,8 @@ MODEL_FAMILY: dict[str, str] = {
     "wan2.1_t2v_1.3B_fp16.safetensors": "wan21_1_3b",
     "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors": "wan_14b",
     "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors": "wan_14b",
+    "kandinsky5lite_t2i.safetensors": "kandinsky5_image",
+    "anima-base-v1.0.safetensors": "anima",
 }
 # What a host must have, beyond the family's model class, to run a model file's workflow: (module, attribute, what).
 # Flux.2 Klein is a Flux2 model (0.3.75 has the class) with a Qwen3 text encoder that came later.

@@ -105,6 +105,16 @@ class TinyPlan:
     base_px: dict[str, int] = field(default_factory=dict)  # our node id -> tiny base_resolution
 
 
+def trained_px(inputs: dict[str, Any], facts) -> float:
+    """The real trained long side one of our nodes uses: its base_resolution, else its variant's, else the family
+    default (nodes/config.py, ``PatchConfig.base_px``)."""
+    import host
+
+    families = host.pack_submodule("nodes.families")
+    return (inputs.get("base_resolution") or families.variant_base_px(inputs.get("variant", "auto"), facts)
+            or facts.default_base_px)
+
+
 def make_tiny(prompt: dict[str, dict[str, Any]], *, side: int = 256, steps: int = 2,
               base_px: int | None = None) -> tuple[dict[str, dict[str, Any]], TinyPlan]:
     """A copy of ``prompt`` on tiny stand-ins with the long side ``side`` px; ``base_px`` overrides our nodes'."""
@@ -128,7 +138,7 @@ def make_tiny(prompt: dict[str, dict[str, Any]], *, side: int = 256, steps: int 
                                                  _round16(inputs["height"] * scale, grid))
             plan.latent_px.append((inputs["width"], inputs["height"]))
         elif kind in OUR_NODES:
-            real = inputs.get("base_resolution") or facts.default_base_px
+            real = trained_px(inputs, facts)
             inputs["base_resolution"] = base_px if base_px is not None else _round16(real * scale)
             plan.base_px[node_id] = inputs["base_resolution"]
         elif kind in ("KSampler", "KSamplerAdvanced"):
@@ -168,7 +178,6 @@ def make_tiny_video(prompt: dict[str, dict[str, Any]], *, side: int = 256, steps
     latents = [n for n in tiny.values() if n["class_type"] == VIDEO_LATENT]
     scale = side / max(max(n["inputs"]["width"], n["inputs"]["height"]) for n in latents)
     plan = TinyVideoPlan(family, scale)
-    default_base_px = adapter(family).default_base_px
     unets = 0
     for node_id, node in list(tiny.items()):
         inputs, kind = node["inputs"], node["class_type"]
@@ -182,7 +191,7 @@ def make_tiny_video(prompt: dict[str, dict[str, Any]], *, side: int = 256, steps
             plan.latent_px.append((inputs["width"], inputs["height"]))
             plan.frames.append(frames)
         elif kind in OUR_NODES:
-            real = inputs.get("base_resolution") or default_base_px
+            real = trained_px(inputs, adapter(family))
             inputs["base_resolution"] = base_px if base_px is not None else _round16(real * scale)
             plan.base_px[node_id] = inputs["base_resolution"]
         elif kind == "KSampler":

@@ -55,6 +55,7 @@ MODEL_URLS.update({
 
 WAN21_720P = "Wan2.1-T2V-1.3B 1280x720 33 frames DyPE.json"  # the DyPE paper's video setting
 WAN22_1088P = "Wan2.2-T2V-A14B 1920x1088 33 frames DyPE.json"
+WAN_720P = "Wan 14B 720P (1280x720)"  # the pair's checkpoint variant (the 14B models were trained at 480P too)
 NAMES = (WAN21_720P, WAN22_1088P)
 
 FPS = 16.0  # Wan's frame rate (the templates' CreateVideo 16)
@@ -70,12 +71,13 @@ PROMPT_HARBOUR = ("Slow aerial shot over a Mediterranean harbour town at golden 
                   "ropes and fenders, colourful houses with shutters and balconies, people walking on the quay, "
                   "gentle waves glinting, ultra detailed, 4K cinematic footage")
 
-def _model_chain(g: Graph, loaders, ours, unet: str, shift: float) -> int:
-    """UNETLoader → ModelSamplingSD3 (the templates' shift) → DyPE Patch Model; returns the patched model."""
+def _model_chain(g: Graph, loaders, ours, unet: str, shift: float, variant: str = "auto") -> int:
+    """UNETLoader → ModelSamplingSD3 (the templates' shift) → DyPE Patch Model naming the checkpoint ``variant``;
+    returns the patched model."""
     loader = loaders.add("UNETLoader", 82, [unet, "default"])
     sampling = loaders.add("ModelSamplingSD3", 60, [shift])
     g.link(loader, 0, sampling, "model")
-    dype = ours.add("DyPESEGA_PatchModel", 190, list(DYPE_DEFAULTS))
+    dype = ours.add("DyPESEGA_PatchModel", 210, [*DYPE_DEFAULTS[:-1], variant])
     g.link(sampling, 0, dype, "model")
     return dype
 
@@ -122,8 +124,10 @@ def wan22(name: str) -> dict[str, Any]:
     The two samplers fill their column, so the decode sits under the latent."""
     g = Graph()
     loaders, ours, prompts, samplers = columns(g, LOADER_W, OURS_W, PROMPT_W, SAMPLER_W)
-    high = _model_chain(g, loaders, ours, "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors", shift=5.0)
-    low = _model_chain(g, loaders, ours, "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors", shift=5.0)
+    high = _model_chain(g, loaders, ours, "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors", shift=5.0,
+                        variant=WAN_720P)
+    low = _model_chain(g, loaders, ours, "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors", shift=5.0,
+                       variant=WAN_720P)
     pos, neg, latent, vae = _text_and_latent(g, loaders, prompts, PROMPT_HARBOUR, 1920, 1088, 33)
     first = samplers.add("KSamplerAdvanced", 334, ["enable", 42, "fixed", 20, 3.5, "euler", "simple", 0, 10, "enable"])
     second = samplers.add("KSamplerAdvanced", 334,

@@ -1,0 +1,79 @@
+"""The replacement for Cosmos' ``VideoRopePosition3DEmb`` (Anima, a Cosmos-Predict2 model): that module builds the
+rotary table from the latent's shape, not from ids, as one ``(L, pairs, 2, 2)`` table for every image of the batch,
+pairs in (time, row, col) order, each pair EmbedND's ``[[cos, -sin], [sin, cos]]``. Its spatial frequencies are
+EmbedND's with theta ``10000 · ntk_factor`` (the NTK extrapolation the checkpoint was trained with), so the pack's
+schedule is built from that theta. Rows and columns get the call's schedule on their integer positions; the time
+pairs are the original's, untouched (its own theta and fps modulation). At or below the trained size, or outside a
+patched call, the original table is returned as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import torch
+
+from .embedder import ExtrapolatingRopeEmbedder, embed_ids
+from .families import UnsupportedModelError
+from .runtime import CALL, concurrent_sampling_error
+
+#: ComfyUI's class (comfy.ldm.cosmos.position_embedding) this module stands in for.
+COSMOS_ROPE_CLASS = "VideoRopePosition3DEmb"
+
+
+def cosmos_rope_problem(module: object) -> str | None:
+    """Why ``module`` is not a Cosmos rotary embedder the pack can rebuild, or None when it is."""
+    if type(module).__name__ != COSMOS_ROPE_CLASS or type(module).__module__.split(".")[0] != "comfy":
+        return f"it is {type(module).__module__}.{type(module).__qualname__}, not ComfyUI's {COSMOS_ROPE_CLASS}"
+    if float(module.h_ntk_factor) != float(module.w_ntk_factor):
+        return (f"its row and column NTK factors differ ({module.h_ntk_factor} and {module.w_ntk_factor}); the "
+                "pack builds both axes from one theta")
+    return None
+
+
+class CosmosRopeEmbedder(ExtrapolatingRopeEmbedder):
+    """Stands in for ``VideoRopePosition3DEmb``: ``forward(x_B_T_H_W_C, fps, device)`` returns its table."""
+
+    def __init__(self, original: torch.nn.Module) -> None:
+        torch.nn.Module.__init__(self)
+        self.original = original
+        dim_t = 2 * original.dim_temporal_range.numel()
+        dim_spatial = 2 * original.dim_spatial_range.numel()
+        self.axes_dim = [dim_t, dim_spatial, dim_spatial]  # id columns (time, row, col), as the table's pairs
+        self.theta = 10000.0 * float(original.h_ntk_factor)
+
+    def forward(self, x_B_T_H_W_C: torch.Tensor, fps=None, device=None, dtype=None) -> torch.Tensor:
+        table = self.original(x_B_T_H_W_C, fps=fps, device=device)
+        scope = CALL.get()
+        if scope is None:
+            return table
+        if scope.embedder is not self:
+            if getattr(scope.embedder, "original", None) is self.original:
+                raise concurrent_sampling_error("base", "the RoPE embedder", self)
+            return table
+        _, frames, rows, cols, _ = x_B_T_H_W_C.shape
+        ids = _grid_ids(frames, rows, cols, table.device)
+        axes = tuple(_one_row(axis) for axis in scope.axes)
+        ours = embed_ids(ids, self.axes_dim, self.theta, axes, 1, scope.device)[0, 0]  # (L, pairs, 2, 2)
+        time_pairs = self.axes_dim[0] // 2
+        return torch.cat([table[:, :time_pairs], ours[:, time_pairs:].to(table.dtype)], dim=1)
+
+
+def _grid_ids(frames: int, rows: int, cols: int, device: torch.device) -> torch.Tensor:
+    """(1, T·H·W, 3) integer (frame, row, col) positions in the table's (t h w) token order."""
+    grid = torch.stack(torch.meshgrid(torch.arange(frames, device=device), torch.arange(rows, device=device),
+                                      torch.arange(cols, device=device), indexing="ij"), dim=-1)
+    return grid.reshape(1, -1, 3).to(torch.float32)
+
+
+def _one_row(axis):
+    """The axis schedule for a table shared by the whole batch. Frequencies depend only on sigma, which ComfyUI's
+    samplers give every image of a batch alike, so the first row is every row; SEGA's per-image temperatures are
+    not, and one table cannot hold several."""
+    if axis.temperature is not None and axis.temperature.shape[0] > 1:
+        raise UnsupportedModelError(
+            "DyPE/SEGA: Anima (Cosmos) applies one rotary table to every image of a batch, but SEGA computes its "
+            f"temperatures per image ({axis.temperature.shape[0]} here). Sample with batch size 1 (queue several "
+            "runs instead), or use DyPE Patch Model without SEGA."
+        )
+    return replace(axis, freqs=axis.freqs[:1])
