@@ -14,8 +14,9 @@ from dataclasses import replace
 import torch
 
 from .embedder import ExtrapolatingRopeEmbedder, embed_ids
+from .errors import concurrent_sampling_error
 from .families import UnsupportedModelError
-from .runtime import CALL, concurrent_sampling_error
+from .runtime import CALL
 
 #: ComfyUI's class (comfy.ldm.cosmos.position_embedding) this module stands in for.
 COSMOS_ROPE_CLASS = "VideoRopePosition3DEmb"
@@ -49,7 +50,7 @@ class CosmosRopeEmbedder(ExtrapolatingRopeEmbedder):
             return table
         if scope.embedder is not self:
             if getattr(scope.embedder, "original", None) is self.original:
-                raise concurrent_sampling_error("base", "the RoPE embedder", self)
+                raise concurrent_sampling_error("base", "the RoPE embedder", "another clone's DyPE/SEGA embedder")
             return table
         _, frames, rows, cols, _ = x_B_T_H_W_C.shape
         ids = _grid_ids(frames, rows, cols, table.device)
