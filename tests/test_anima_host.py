@@ -33,8 +33,8 @@ def dype(model, base_px: float = BASE_TOKENS * 16, **schedule):
     return _pack("nodes.patch").patch_model(model, lambda c: c.with_positions(sched, base_px))
 
 
-def sega(model, base_px: float = BASE_TOKENS * 16):
-    values = _pack("spectral").SegaSettings()
+def sega(model, base_px: float = BASE_TOKENS * 16, recipe: str = "paper"):
+    values = _pack("spectral").SegaSettings(recipe=recipe)
     return _pack("nodes.patch").patch_model(model, lambda c: c.with_sega(values, base_px))
 
 
@@ -126,6 +126,12 @@ def test_sega_runs_one_image_and_refuses_a_batch_of_different_images(fam):
     assert torch.isfinite(dype_only).all()  # DyPE alone: one sigma for the batch, one table
     with pytest.raises(_pack("nodes.families").UnsupportedModelError, match="batch size 1"):
         tiny_models.sample(model, FAMILY, tokens=(8, 12), steps=2, batch=2)
+    # SEGA alone with its default recipe: static positions and the batch's one spectrum, so one set of
+    # temperatures for every image: a batch is fine; a per-sample recipe is refused
+    alone = tiny_models.sample(sega(fam.build(0)), FAMILY, tokens=(8, 12), steps=2, batch=2)
+    assert torch.isfinite(alone).all()
+    with pytest.raises(_pack("nodes.families").UnsupportedModelError, match="batch size 1"):
+        tiny_models.sample(sega(fam.build(0), recipe="refined"), FAMILY, tokens=(8, 12), steps=2, batch=2)
 
 
 def test_a_replaced_cosmos_module_is_refused(fam):

@@ -273,7 +273,7 @@ def test_a_workflow_saved_before_the_variant_input_loads_and_runs(tmp_path):
     from headless.convert import ui_to_api
 
     object_info = registry.boot().object_info()
-    wf = copy.deepcopy(runner.load_workflow(runner.WORKFLOWS_DIR / make_workflows.FLUX_KREA_4096))
+    wf = copy.deepcopy(runner.load_workflow(runner.WORKFLOWS_DIR / make_workflows.shipped(make_workflows.FLUX_KREA_4096)))
     ours = [n for n in wf["nodes"] if n["type"] in runner.OUR_NODES]
     assert len(ours) == 2
     for node in ours:
