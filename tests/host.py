@@ -86,6 +86,6 @@ def import_pack() -> ModuleType:
 
 
 def pack_submodule(name: str) -> ModuleType:
-    """``pack_submodule("nodes.patch")`` → the pack's ``dype_sega.nodes.patch`` module."""
+    """``pack_submodule("nodes.rope_patch.clone")`` → the pack's ``dype_sega.nodes.rope_patch.clone`` module."""
     import_pack()
     return importlib.import_module(f"{PACK_NAME}.{name}")

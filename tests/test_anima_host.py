@@ -30,12 +30,12 @@ def fam() -> tiny_models.TinyFamily:
 
 def dype(model, base_px: float = BASE_TOKENS * 16, **schedule):
     sched = _pack("rope").PositionSchedule(**schedule)
-    return _pack("nodes.patch").patch_model(model, lambda c: c.with_positions(sched, base_px))
+    return _pack("nodes.rope_patch.clone").patch_model(model, lambda c: c.with_positions(sched, base_px))
 
 
 def sega(model, base_px: float = BASE_TOKENS * 16, recipe: str = "paper"):
     values = _pack("spectral").SegaSettings(recipe=recipe)
-    return _pack("nodes.patch").patch_model(model, lambda c: c.with_sega(values, base_px))
+    return _pack("nodes.rope_patch.clone").patch_model(model, lambda c: c.with_sega(values, base_px))
 
 
 def _record(model, fam):

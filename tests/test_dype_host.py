@@ -37,7 +37,7 @@ def base_px(name: str, tokens: float = BASE_TOKENS) -> float:
 
 def dype(model, base_px: float = BASE_PX, **schedule):
     rope = _pack("rope")
-    patch = _pack("nodes.patch")
+    patch = _pack("nodes.rope_patch.clone")
     sched = rope.PositionSchedule(**schedule)
     return patch.patch_model(model, lambda config: config.with_positions(sched, base_px))
 

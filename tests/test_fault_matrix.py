@@ -70,12 +70,12 @@ class Lab:
     def assert_nothing_leaked(self) -> None:
         import comfy.model_management
 
-        runtime = _pack("nodes.runtime")
-        config = _pack("nodes.config")
-        assert runtime.RUN.get() is None and runtime.STEP.get() is None and runtime.CALL.get() is None
+        scopes = _pack("nodes.rope_patch.scopes")
+        config = _pack("nodes.rope_patch.config")
+        assert scopes.RUN.get() is None and scopes.STEP.get() is None and scopes.CALL.get() is None
         assert not self.model.object_patches and not any(self.model.wrappers.values())
         options = self.model.model_options.get("transformer_options", {})
-        assert config.CONFIG_KEY not in options and _pack("nodes.ids_check").HISTORY_KEY not in options
+        assert config.CONFIG_KEY not in options and _pack("nodes.rope_patch.ids_check").HISTORY_KEY not in options
         comfy.model_management.unload_all_models()
         assert self.model.model.diffusion_model.pe_embedder is self.embedder
         assert torch.equal(self.sample(self.model), self.reference)
@@ -222,7 +222,7 @@ class ThetaRescalingEmbedder(torch.nn.Module):
 @row("another node already replaced the RoPE embedder with its own module (EmbedND-like, its own class)",
      "ForeignRopeEmbedderError at node run naming that module's class; never dropped silently")
 def row_foreign_embedder_before_ours(lab: Lab) -> None:
-    patch = _pack("nodes.patch")
+    patch = _pack("nodes.rope_patch.clone")
     other = lab.model.clone()
     other.add_object_patch("diffusion_model.pe_embedder", ThetaRescalingEmbedder(lab.embedder))
     with pytest.raises(patch.ForeignRopeEmbedderError, match=r"test_fault_matrix\.ThetaRescalingEmbedder"):
@@ -258,7 +258,7 @@ def row_foreign_embedder_after_ours(lab: Lab) -> None:
     patched = dype(lab.model).clone()
     foreign = ThetaRescalingEmbedder(lab.embedder)
     patched.add_object_patch("diffusion_model.pe_embedder", foreign)
-    logger = logging.getLogger(_pack("nodes.runtime").__name__)
+    logger = logging.getLogger(_pack("nodes.rope_patch.scopes").__name__)
     records = []
     handler = logging.Handler()
     handler.emit = records.append
@@ -323,20 +323,20 @@ def row_sigma_zero(lab: Lab) -> None:
 
 @row("per-sample sigmas in one call (B = 2, sigma 1.0 and 0.3)", "each row gets its own sigma's table")
 def row_per_sample_sigmas(lab: Lab) -> None:
-    runtime, families = _pack("nodes.runtime"), _pack("nodes.families")
+    schedule, scopes, families = _pack("nodes.rope_patch.schedule"), _pack("nodes.rope_patch.scopes"), _pack("nodes.families")
     patched = dype(lab.model)
-    config = _pack("nodes.config").read_config(patched.model_options["transformer_options"])
+    config = _pack("nodes.rope_patch.config").read_config(patched.model_options["transformer_options"])
     embedder = patched.get_model_object("diffusion_model.pe_embedder")
     sigma = torch.tensor([1.0, 0.3])
     ids = torch.zeros(2, 64, 3)
     ids[..., 1] = torch.arange(8).repeat_interleave(8).float()
     ids[..., 2] = torch.arange(8).repeat(8).float()
-    scope = runtime.build_call_scope(config, families.FLUX, embedder, torch.zeros(2, 16, *HW), sigma)
-    token = runtime.CALL.set(scope)
+    scope = schedule.build_call_scope(config, families.FLUX, embedder, torch.zeros(2, 16, *HW), sigma)
+    token = scopes.CALL.set(scope)
     try:
         pe = embedder(ids)
     finally:
-        runtime.CALL.reset(token)
+        scopes.CALL.reset(token)
     for b in range(2):
         assert torch.equal(pe[b:b + 1], expected_table(ids[b:b + 1], sigma[b:b + 1], (8, 8), BASE_PX / 16))
     assert not torch.equal(pe[0], pe[1])
@@ -476,9 +476,9 @@ def row_torch_compile(lab: Lab) -> None:
     node = comfy_node("comfy_extras.nodes_torch_compile", "TorchCompileModel")
     if node is None:
         pytest.skip("TorchCompileModel is not in this ComfyUI")
-    config = _pack("nodes.config")
+    config = _pack("nodes.rope_patch.config")
     compiled = run_node(node, dype(lab.model), "inductor")
-    embedder_cls = _pack("nodes.embedder").ExtrapolatingRopeEmbedder
+    embedder_cls = _pack("nodes.rope_patch.embedder").ExtrapolatingRopeEmbedder
     assert isinstance(compiled.get_model_object("diffusion_model.pe_embedder"), embedder_cls)
     assert compiled.get_wrappers("apply_model", config.WRAPPER_KEY)
     assert len(compiled.get_all_wrappers("apply_model")) >= 2
@@ -551,27 +551,27 @@ def row_grid_16384(lab: Lab) -> None:
 
 
 def _huge_grid(lab: Lab, tokens: int, with_sega: bool) -> None:
-    runtime, families = _pack("nodes.runtime"), _pack("nodes.families")
+    schedule, scopes, families = _pack("nodes.rope_patch.schedule"), _pack("nodes.rope_patch.scopes"), _pack("nodes.families")
     patched = dype(lab.model, base_px=0)
     if with_sega:
         patched = sega(patched, base_px=0)
-    config = _pack("nodes.config").read_config(patched.model_options["transformer_options"])
+    config = _pack("nodes.rope_patch.config").read_config(patched.model_options["transformer_options"])
     embedder = patched.get_model_object("diffusion_model.pe_embedder")
     if with_sega:
         x = torch.randn(1, 16, 2 * tokens, 2 * tokens, generator=torch.Generator().manual_seed(0))
     else:
         x = torch.zeros(1, 16, 1, 1).expand(1, 16, 2 * tokens, 2 * tokens)  # only its shape is read
-    scope = runtime.build_call_scope(config, families.FLUX, embedder, x, torch.tensor([0.7]), base_model=patched.model)
+    scope = schedule.build_call_scope(config, families.FLUX, embedder, x, torch.tensor([0.7]), base_model=patched.model)
     assert all(a.freqs.dtype == torch.float64 and a.freqs.shape[-1] == 28 for a in scope.axes)
     rows = torch.tensor([0, tokens - 1])  # the first and the last row of the grid, every column
     ids = torch.zeros(1, 2 * tokens, 3)
     ids[0, :, 1] = rows.repeat_interleave(tokens).float()
     ids[0, :, 2] = torch.arange(tokens).repeat(2).float()
-    token = runtime.CALL.set(scope)
+    token = scopes.CALL.set(scope)
     try:
         pe = embedder(ids)
     finally:
-        runtime.CALL.reset(token)
+        scopes.CALL.reset(token)
     assert pe.shape == (1, 1, 2 * tokens, 64, 2, 2) and pe.dtype == torch.float32 and torch.isfinite(pe).all()
     if not with_sega:
         assert torch.equal(pe, expected_table(ids, torch.tensor([0.7]), (tokens, tokens), 64.0))
@@ -652,7 +652,7 @@ def row_lowvram_offload(lab: Lab) -> None:
     def offload(step, *_):
         if step == 0:
             moves.append(patched.partially_unload(patched.offload_device, memory_to_free=1 << 40))
-            assert isinstance(patched.model.diffusion_model.pe_embedder, _pack("nodes.embedder").ExtrapolatingRopeEmbedder)
+            assert isinstance(patched.model.diffusion_model.pe_embedder, _pack("nodes.rope_patch.embedder").ExtrapolatingRopeEmbedder)
 
     out = sample_with(patched, "flux", callback=offload)
     assert moves and moves[0] > 0, "nothing was offloaded"
@@ -666,7 +666,7 @@ def _second_sampler_thread(lab: Lab, b_model, match: str) -> None:
     the same loaded model) and holds its first model call until this run has failed with ``match``."""
     import comfy.patcher_extension as ext
 
-    errors_module = _pack("nodes.errors")
+    errors_module = _pack("nodes.rope_patch.errors")
     a_model = dype(lab.model)
     b_model = b_model.clone()
     b_inside, a_failed = threading.Event(), threading.Event()
@@ -721,7 +721,7 @@ def row_concurrent_stock_clone(lab: Lab) -> None:
 def row_unloaded_mid_run(lab: Lab) -> None:
     import comfy.model_management
 
-    errors = _pack("nodes.errors")
+    errors = _pack("nodes.rope_patch.errors")
     patched = dype(lab.model)
     clean = sample_with(patched, "flux")
 
@@ -741,7 +741,7 @@ def row_unloaded_mid_run(lab: Lab) -> None:
 def row_swap_inside_a_call(lab: Lab) -> None:
     import comfy.patcher_extension as ext
 
-    errors = _pack("nodes.errors")
+    errors = _pack("nodes.rope_patch.errors")
     a_model, b_model = dype(lab.model), dype(lab.model, method="ntk")
     a_embedder = a_model.object_patches["diffusion_model.pe_embedder"]
     b_embedder = b_model.object_patches["diffusion_model.pe_embedder"]
@@ -768,22 +768,22 @@ FAST_HW = (64, 48)  # 32 x 24 tokens: the window pays off, so the calls after ea
 def stock_formula_only() -> Iterator[None]:
     """Every table by the stock formula (each token's own cos/sin): the embedder's window path switched off."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_pack("nodes.embedder"), "MIN_TOKENS_PER_WINDOW_POSITION", 10**9)
+        patch.setattr(_pack("nodes.rope_patch.embedder"), "MIN_TOKENS_PER_WINDOW_POSITION", 10**9)
         yield
 
 
 @contextlib.contextmanager
 def counted_gathers() -> Iterator[list]:
     """Count the embedder's window gathers (the fast path) while still running them."""
-    embedder = _pack("nodes.embedder")
-    real, counted = embedder.gather_tables, []
+    tables = _pack("nodes.rope_patch.tables")
+    real, counted = tables.gather_tables, []
 
     def gather(parts):
         counted.append(len(parts))
         return real(parts)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(embedder, "gather_tables", gather)
+        patch.setattr(tables, "gather_tables", gather)
         yield counted
 
 
@@ -886,7 +886,7 @@ def row_moving_ids_in_time(lab: Lab) -> None:
     with counted_gathers() as gathers:
         out = sample_with(model, "flux", FAST_HW, steps=4, cfg=1.0)
     assert torch.equal(out, _moved_reference(lab, 4)) and gathers == []
-    assert not model.model_options["transformer_options"][_pack("nodes.ids_check").HISTORY_KEY].moved
+    assert not model.model_options["transformer_options"][_pack("nodes.rope_patch.ids_check").HISTORY_KEY].moved
 
 
 class FakeCudaEvent:
@@ -907,7 +907,7 @@ class FakeCudaEvent:
 def flags_on_a_device(polls: Callable[[int], int | None] | None) -> Iterator[None]:
     """Run the CUDA path on the CPU: no flag is read before a gather; with ``polls``, flag number n reaches the host
     at its (polls(n) + 1)-th poll (None: never), as CUDA's non-blocking copy and event do."""
-    embedder, ids_check = _pack("nodes.embedder"), _pack("nodes.ids_check")
+    tables, ids_check = _pack("nodes.rope_patch.tables"), _pack("nodes.rope_patch.ids_check")
     sent: list = []
 
     def send(flag):
@@ -916,7 +916,7 @@ def flags_on_a_device(polls: Callable[[int], int | None] | None) -> Iterator[Non
         return ids_check.HostFlag(flag, flag.clone(), FakeCudaEvent(polls_left))
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(embedder, "reads_free", lambda flag: False)
+        patch.setattr(tables, "reads_free", lambda flag: False)
         if polls is not None:
             patch.setattr(ids_check, "send_to_host", send)
         yield
@@ -927,7 +927,7 @@ def flags_on_a_device(polls: Callable[[int], int | None] | None) -> Iterator[Non
      "WindowMissError (what moved, the likely node named, how to get the exact result), raised when the flag "
      "arrives; no result is returned; queued again, the same model gives the stock formula's result bit for bit")
 def row_moving_ids_on_a_device(lab: Lab) -> None:
-    errors, ids_check = _pack("nodes.errors"), _pack("nodes.ids_check")
+    errors, ids_check = _pack("nodes.rope_patch.errors"), _pack("nodes.rope_patch.ids_check")
     steps = 5
     reference = _moved_reference(lab, steps)
     arrivals = {"after the call": None, "at a later call": lambda n: 1, "after the run": lambda n: 0 if n == 0 else None}
@@ -1002,7 +1002,7 @@ def row_flux_controlnet(lab: Lab) -> None:
 
 
 def _controlnet_follows_the_schedule(lab: Lab, control_net, hw) -> None:
-    embedder_cls = _pack("nodes.embedder").ExtrapolatingRopeEmbedder
+    embedder_cls = _pack("nodes.rope_patch.embedder").ExtrapolatingRopeEmbedder
     control_model = control_net.control_model
     original = control_model.pe_embedder
     positive, negative = apply_controlnet(lab.fam.cond(7, 1), lab.fam.cond(7, 2), control_net, hw, lab.family)

@@ -193,8 +193,8 @@ def test_qwen_image_paper_takes_the_official_1024_base_refined_the_familys():
     """The official Qwen-Image code assumes 1024 px: "paper" rescales at Qwen-Image's 1328² template size (the
     family's trained size, 1664, is larger), the
     other recipes (the family's trained size) leave it stock."""
-    plan_call = _pack("nodes.axis_plan").plan_call
-    config = _pack("nodes.config").PatchConfig()
+    plan_call = _pack("nodes.rope_patch.axis_plan").plan_call
+    config = _pack("nodes.rope_patch.config").PatchConfig()
     spectral, families = _pack("spectral"), _pack("nodes.families")
     grid = (83, 83)  # 1328 px
     paper = plan_call(config.with_sega(spectral.SegaSettings(recipe="paper"), 0), families.QWEN_IMAGE, grid)

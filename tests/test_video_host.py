@@ -32,7 +32,7 @@ def long_px(fam: tiny_video.TinyVideo, tokens: float = LONG_TOKENS) -> float:
 def dype(model, base_px: float, **schedule):
     rope = _pack("rope")
     sched = rope.PositionSchedule(**schedule)
-    return _pack("nodes.patch").patch_model(model, lambda config: config.with_positions(sched, base_px))
+    return _pack("nodes.rope_patch.clone").patch_model(model, lambda config: config.with_positions(sched, base_px))
 
 
 def sega(model, base_px: float = 0.0, **settings):
@@ -40,7 +40,7 @@ def sega(model, base_px: float = 0.0, **settings):
     spectral = _pack("spectral")
     settings.setdefault("recipe", "refined")
     values = spectral.SegaSettings(**settings)
-    return _pack("nodes.patch").patch_model(model, lambda config: config.with_sega(values, base_px))
+    return _pack("nodes.rope_patch.clone").patch_model(model, lambda config: config.with_sega(values, base_px))
 
 
 def pair_slices(fam: tiny_video.TinyVideo) -> list[slice]:
@@ -247,7 +247,7 @@ def test_sega_temperatures_are_per_sample_over_the_clip(family):
 @pytest.mark.parametrize("recipe", ["paper", "port", "refined"])
 def test_one_frame_is_the_image_behaviour(recipe):
     """A 1-frame video latent gets exactly the schedule (positions, spectrum, temperatures) of its 2-D frame."""
-    runtime, config_mod = _pack("nodes.runtime"), _pack("nodes.config")
+    schedule, config_mod = _pack("nodes.rope_patch.schedule"), _pack("nodes.rope_patch.config")
     spectral, rope = _pack("spectral"), _pack("rope")
     fam = tiny_video.FAMILIES["wan21"]
     model = sega(dype(tiny_video.build("wan21"), long_px(fam)), recipe=recipe)
@@ -256,8 +256,8 @@ def test_one_frame_is_the_image_behaviour(recipe):
     assert config.positions == rope.PositionSchedule() and config.sega == spectral.SegaSettings(recipe=recipe)
     frame = torch.randn(2, 16, 16, 24, generator=torch.Generator().manual_seed(3))
     sigma = torch.tensor([0.7, 0.7])
-    video = runtime.build_call_scope(config, adapter, embedder, frame[:, :, None], sigma, base_model=model.model)
-    image = runtime.build_call_scope(config, adapter, embedder, frame, sigma, base_model=model.model)
+    video = schedule.build_call_scope(config, adapter, embedder, frame[:, :, None], sigma, base_model=model.model)
+    image = schedule.build_call_scope(config, adapter, embedder, frame, sigma, base_model=model.model)
     assert video is not None and len(video.axes) == len(image.axes) == 2
     for v, i in zip(video.axes, image.axes, strict=True):
         assert v.column == i.column and torch.equal(v.freqs, i.freqs) and torch.equal(v.temperature, i.temperature)

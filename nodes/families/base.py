@@ -24,7 +24,7 @@ HEADS_FIRST = 1
 TOKENS_FIRST = 2
 #: What ``embedder_attr`` holds: an EmbedND-style module called with ids (every family but one) ...
 EMBEDND = "embednd"
-#: ... or Cosmos' VideoRopePosition3DEmb, called with the latent's shape (Anima; nodes/cosmos_rope.py).
+#: ... or Cosmos' VideoRopePosition3DEmb, called with the latent's shape (Anima; nodes/rope_patch/cosmos_embedder.py).
 COSMOS_ROPE = "cosmos"
 #: The module that defines ComfyUI's model classes.
 COMFY_MODEL_BASE = "comfy.model_base"

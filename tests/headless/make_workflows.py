@@ -599,7 +599,7 @@ def icon():
     from PIL import Image
 
     preview = host.pack_submodule("nodes.schedule_preview")
-    figure = host.pack_submodule("nodes.schedule_figure")
+    figure = host.pack_submodule("nodes.schedule_preview.figure")
     ratio = preview.schedule_curves(preview.PreviewRequest(sega=False))["axes"]["rows"]["ratio"]
     rgb = figure.colours(torch.log2(ratio).T.contiguous(), figure.compression_key(ratio))
     pairs, steps, _ = rgb.shape
