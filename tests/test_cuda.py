@@ -24,8 +24,8 @@ import pytest
 import tiny_models
 import torch
 from capture import capture
-from test_dype_host import _pack, dype
-from test_fault_matrix import counted_gathers, moving_ids, stock_formula_only
+from fault_matrix.rows_fast_path import counted_gathers, moving_ids, stock_formula_only
+from patching import _pack, dype
 from test_sega_host import sega
 from test_worker_threads_and_devices import _kitchen, _scaled_per_sample_table
 
@@ -142,7 +142,7 @@ def test_half_precision_ids_gather_the_stock_formula(device, dtype):
 
 @pytest.mark.parametrize("device", ["cpu", cuda("cuda", name="cuda")])
 def test_moving_ids_never_end_as_a_normal_result(device):
-    """The moving-ids node (test_fault_matrix.ShiftFromSecondCall): on the CPU detected before the gather (exact at
+    """The moving-ids node (fault_matrix/rows_fast_path.py, ShiftFromSecondCall): on the CPU detected before the gather (exact at
     once); on CUDA the run stops with WindowMissError and the same model's next run is exact."""
     errors = _pack("nodes.rope_patch.errors")
     steps = 5

@@ -9,7 +9,7 @@ import pytest
 import tiny_models
 import torch
 from capture import capture
-from test_dype_host import ALL_FAMILIES, BASE_TOKENS, base_px, check_tables, dype, expected_table, host_family
+from patching import ALL_FAMILIES, BASE_TOKENS, base_px, check_tables, dype, expected_table, host_family
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
 

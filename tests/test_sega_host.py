@@ -12,7 +12,7 @@ import pytest
 import tiny_models
 import torch
 from capture import capture
-from test_dype_host import (
+from patching import (
     ALL_FAMILIES,
     BASE_PX,
     BASE_TOKENS,

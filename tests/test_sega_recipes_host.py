@@ -18,7 +18,7 @@ import sega_references as ref
 import tiny_models
 import torch
 from capture import capture
-from test_dype_host import _pack, dype
+from patching import _pack, dype
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
 

@@ -13,7 +13,7 @@ import tiny_models
 import tiny_video
 import torch
 from capture import capture
-from test_dype_host import ALL_FAMILIES, _pack, as_heads_first, base_px, host_family, pair_slices
+from patching import ALL_FAMILIES, _pack, as_heads_first, base_px, host_family, pair_slices
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
 GRID = (9, 12)  # odd rows: the pad-free packing must still line up

@@ -9,7 +9,7 @@ import pytest
 import tiny_models
 import torch
 from capture import capture
-from test_dype_host import _pack, dype
+from patching import _pack, dype
 from test_sega_host import HW, expected_scales, sega, table_scales
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
