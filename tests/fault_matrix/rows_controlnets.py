@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import tiny_configs
 import tiny_models
 import torch
 from capture import capture
@@ -23,7 +24,7 @@ def tiny_flux_controlnet():
     import comfy.ops
     from comfy.ldm.flux.controlnet import ControlNetFlux
 
-    config = {k: v for k, v in tiny_models.host_unet_config(tiny_models.FLUX_CONFIG).items() if k != "image_model"}
+    config = {k: v for k, v in tiny_models.host_unet_config(tiny_configs.FLUX_CONFIG).items() if k != "image_model"}
     model = ControlNetFlux(operations=comfy.ops.disable_weight_init, dtype=torch.float32, **config)
     tiny_models._randomize(model, 7)
     return comfy.controlnet.ControlNet(model, load_device=torch.device("cpu"), extra_conds=["y", "guidance"])
@@ -37,7 +38,7 @@ def tiny_qwen_controlnet():
     module = comfy_node("comfy.ldm.qwen_image.controlnet", "QwenImageControlNetModel")
     if module is None:
         pytest.skip("this ComfyUI has no Qwen-Image ControlNet")
-    config = {k: v for k, v in tiny_models.host_unet_config(tiny_models.QWEN_CONFIG).items() if k != "image_model"}
+    config = {k: v for k, v in tiny_models.host_unet_config(tiny_configs.QWEN_CONFIG).items() if k != "image_model"}
     model = module(operations=comfy.ops.disable_weight_init, dtype=torch.float32, **config)
     tiny_models._randomize(model, 7)
     return comfy.controlnet.ControlNet(model, compression_ratio=1, latent_format=comfy.latent_formats.Wan21(),

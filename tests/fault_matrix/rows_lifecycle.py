@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+import tiny_configs
 import tiny_models
 import torch
 from capture import capture
@@ -39,7 +40,7 @@ def row_half_precision(lab: Lab) -> None:
         import comfy.model_patcher
         import comfy.supported_models
 
-        config = comfy.supported_models.Flux(tiny_models.host_unet_config(tiny_models.FLUX_CONFIG))
+        config = comfy.supported_models.Flux(tiny_models.host_unet_config(tiny_configs.FLUX_CONFIG))
         config.set_inference_dtype(dtype, None)
         base = config.get_model({})
         with torch.no_grad():
