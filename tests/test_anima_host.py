@@ -1,6 +1,6 @@
 """Anima (a Cosmos-Predict2 2B DiT, newer hosts) on the real host: a tiny random-weight model from ComfyUI's own
 classes, real samplers. Its RoPE module (Cosmos' ``VideoRopePosition3DEmb``) builds the table from the latent's
-shape for the whole batch; the pack replaces it with ``CosmosRopeEmbedder`` (nodes/cosmos_rope.py), which keeps the
+shape for the whole batch; the pack replaces it with ``CosmosRopeEmbedder`` (nodes/rope_patch/cosmos_embedder.py), which keeps the
 time pairs as they are and schedules rows and columns like every other family's."""
 
 from __future__ import annotations
