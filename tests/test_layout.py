@@ -4,7 +4,8 @@
 * arrows only downward: node classes → shared inputs, the preview's drawing, the bench → the patch engine →
   family adapters → rope/ and spectral/ (a package may import its own modules, never upwards or sideways);
 * the top of nodes/ holds only the node classes and the extension that lists them;
-* no module over 300 lines: the pack's (nodes/, rope/, spectral/, __init__.py, __main__.py) and the tests'.
+* no module over 300 lines: the pack's (nodes/, rope/, spectral/, __init__.py, __main__.py) and the tests';
+* the pure parts (rope/, spectral/, the family facts, the preview's drawing) import no ComfyUI, not even lazily.
 
 The checks run on any source tree, so the last test feeds them a small tree with each fault and sees each caught.
 """
@@ -18,6 +19,8 @@ PACK = Path(__file__).resolve().parents[1]
 MAX_LINES = 300
 PACK_PARTS = ("nodes", "rope", "spectral", "__init__.py", "__main__.py")
 TEST_DIRS = ("tests",)
+#: torch only, never ComfyUI: the math, the family facts and the preview's drawing (its node imports ComfyUI).
+PURE = ("rope", "spectral", "nodes/families", "nodes/schedule_preview")
 NODE_CLASSES = ("nodes.dype_node", "nodes.sega_node", "nodes.preview_node")
 
 #: package -> rank: a module may import the modules of its own package and those of any lower rank.
@@ -157,6 +160,24 @@ def test_no_module_is_longer_than_300_lines():
     tests = [f for d in TEST_DIRS for f in sorted((PACK / d).rglob("*.py"))]
     assert len(tests) > 30
     assert long_modules(pack + tests, PACK) == []
+
+
+def comfy_imports(files: list[Path]) -> list[str]:
+    """Every ``import comfy…`` / ``from comfy… import`` / ``comfy_api`` import in these files, anywhere in them."""
+    found = []
+    for file in files:
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            found += [f"{file.name}: {n}" for n in names if n.split(".")[0] in {"comfy", "comfy_api", "comfy_extras"}]
+    return found
+
+
+def test_the_pure_parts_import_no_comfy():
+    pure = [f for part in PURE for f in sorted((PACK / part).rglob("*.py"))]
+    assert len(pure) > 25
+    assert comfy_imports(pure) == []
+    assert comfy_imports([PACK / "nodes" / "rope_patch" / "wrappers.py"])  # the premise: the check sees imports
 
 
 def test_the_top_of_nodes_is_the_node_classes_and_the_extension():
