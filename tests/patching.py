@@ -58,18 +58,28 @@ def expected_table(ids: torch.Tensor, sigma: torch.Tensor, grid: tuple[int, int]
                    fam: tiny_models.TinyFamily | None = None, temperatures=None, **schedule):
     """The table rope/ prescribes for these ids at this sigma, in the family's layout: the spatial columns get the
     schedule (every token on them, text included), every other column the family's plain RoPE."""
-    rope = _pack("rope")
     fam = fam or tiny_models.FAMILIES["flux"]
+    table = reference_table(fam.axes_dim, fam.theta, fam.spatial, ids, sigma, grid, (base_tokens, base_tokens),
+                            temperatures, **schedule)
+    return table.unsqueeze(2 if fam.tokens_first else 1)
+
+
+def reference_table(axes_dim, theta: float, spatial: tuple[int, int], ids: torch.Tensor, sigma: torch.Tensor,
+                    grid, base_grid, temperatures=None, **schedule) -> torch.Tensor:
+    """rope/'s (B, N, pairs, 2, 2) table: the ``spatial`` (row, col) id columns get the schedule for ``grid`` over
+    ``base_grid`` tokens (YaRN's temperature, or ``temperatures[axis]`` where given; plain RoPE at or below scale 1),
+    every other column plain RoPE at ``theta`` (image and video tests share it)."""
+    rope = _pack("rope")
     sched = rope.PositionSchedule(**schedule)
     parts = []
-    for column, dim in enumerate(fam.axes_dim):
-        plain = rope.plain_frequencies(dim, fam.theta)[None]
-        if column not in fam.spatial:
+    for column, dim in enumerate(axes_dim):
+        plain = rope.plain_frequencies(dim, theta)[None]
+        if column not in spatial:
             parts.append(rope.rotation_table(ids[..., column], plain))
             continue
-        axis = fam.spatial.index(column)
-        scale = grid[axis] / base_tokens
-        freqs = rope.axis_frequencies(sched, dim, fam.theta, scale, base_tokens, sigma.to(torch.float64))
+        axis = spatial.index(column)
+        scale = grid[axis] / base_grid[axis]
+        freqs = rope.axis_frequencies(sched, dim, theta, scale, base_grid[axis], sigma.to(torch.float64))
         temperature = None if temperatures is None else temperatures[axis]
         if temperature is None and sched.method == "yarn" and scale > 1:
             temperature = torch.full((1, dim // 2), rope.yarn_attention_scale(scale), dtype=torch.float64)
@@ -77,8 +87,7 @@ def expected_table(ids: torch.Tensor, sigma: torch.Tensor, grid: tuple[int, int]
             freqs, temperature = plain, None
         parts.append(rope.rotation_table(ids[..., column], freqs, temperature))
     batch = max(p.shape[0] for p in parts)
-    table = torch.cat([p.expand(batch, *p.shape[1:]) for p in parts], dim=-3)
-    return table.unsqueeze(2 if fam.tokens_first else 1)
+    return torch.cat([p.expand(batch, *p.shape[1:]) for p in parts], dim=-3)
 
 
 def check_tables(fam, calls, grid, base_tokens, **schedule):

@@ -176,9 +176,10 @@ def _breaks_from_our_frames(explained) -> list[str]:
 
 
 def test_torch_compile_no_graph_break_from_our_frames_and_no_recompile_per_step():
-    """dynamo traces the patched diffusion model with no break in our code (the host's own breaks, psutil in the
-    attention's memory check, are the same as stock), compiles once more when the ids check lands after the first
-    call, then never again: not per step (sigma is a tensor input), not in the next run. Same samples as eager."""
+    """dynamo traces the patched diffusion model with no break in our code (the host's own breaks, e.g. psutil in
+    sub-quadratic attention's memory check, are the same as stock), compiles once more when the ids check lands after
+    the first call, then never again: not per step (sigma is a tensor input), not in the next run. Same samples as
+    eager."""
     import comfy.patcher_extension as ext
     from comfy_api.torch_helpers.torch_compile import set_torch_compile_wrapper
     from test_sega_host import sega

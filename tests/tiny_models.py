@@ -39,11 +39,20 @@ class TinyFamily:
         return rows * self.patch, cols * self.patch
 
 
+#: (seed, the parameters' shapes and dtypes) -> their random values, drawn once per session: the draw depends on
+#: nothing else, so a cached copy is the same weights (Anima's 136M parameters take 0.9 s to draw, 0.15 s to copy).
+_DRAWN: dict[tuple, list[torch.Tensor]] = {}
+
+
 def _randomize(model: torch.nn.Module, seed: int) -> None:
-    gen = torch.Generator().manual_seed(seed)
+    params = list(model.parameters())
+    key = (seed, tuple((tuple(p.shape), p.dtype) for p in params))
+    if key not in _DRAWN:
+        gen = torch.Generator().manual_seed(seed)
+        _DRAWN[key] = [torch.randn(p.shape, generator=gen, dtype=torch.float32).to(p.dtype) * 0.05 for p in params]
     with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(torch.randn(p.shape, generator=gen, dtype=torch.float32).to(p.dtype) * 0.05)
+        for p, value in zip(params, _DRAWN[key], strict=True):
+            p.copy_(value)
 
 
 # image_model -> (module, dataclass) holding that family's constructor parameters

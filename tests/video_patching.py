@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tiny_video
 import torch
+from patching import reference_table
 
 FAMILIES = ["wan21", "wan22_5b", "hunyuan_video", "hunyuan_video15"]  # Wan I2V: its own tests below (detection, conditioning)
 LONG_TOKENS = 8  # the tests' trained long side: 8 tokens; the short side follows the family's aspect
@@ -48,25 +49,8 @@ def pair_slices(fam: tiny_video.TinyVideo) -> list[slice]:
 
 def expected_table(fam, ids, sigma, grid, base_grid, temperatures=(None, None), **schedule) -> torch.Tensor:
     """rope/'s table for these ids at this sigma: time keeps the model's RoPE, rows/cols get the schedule."""
-    rope = _pack("rope")
-    sched = rope.PositionSchedule(**schedule)
-    parts = []
-    for column, dim in enumerate(fam.axes_dim):
-        plain = rope.plain_frequencies(dim, fam.theta)[None]
-        if column == 0:
-            parts.append(rope.rotation_table(ids[..., 0], plain))
-            continue
-        axis = column - 1
-        scale = grid[axis] / base_grid[axis]
-        freqs = rope.axis_frequencies(sched, dim, fam.theta, scale, base_grid[axis], sigma.to(torch.float64))
-        temperature = temperatures[axis]
-        if temperature is None and sched.method == "yarn" and scale > 1:
-            temperature = torch.full((1, dim // 2), rope.yarn_attention_scale(scale), dtype=torch.float64)
-        if scale <= 1:
-            freqs, temperature = plain, None
-        parts.append(rope.rotation_table(ids[..., column], freqs, temperature))
-    batch = max(p.shape[0] for p in parts)
-    return torch.cat([p.expand(batch, *p.shape[1:]) for p in parts], dim=-3).unsqueeze(1)
+    return reference_table(fam.axes_dim, fam.theta, (1, 2), ids, sigma, grid, base_grid, temperatures,
+                           **schedule).unsqueeze(1)
 
 
 def trained_grid(fam, base_px: float, grid) -> tuple[float, float]:
