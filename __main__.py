@@ -19,9 +19,9 @@ STANDALONE_PACKAGE = "dype_sega"
 
 # command -> (module inside the pack, function, one-line help)
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "bench": ("nodes.bench", "main", "embedder and patched sampling vs stock, side by side (needs ComfyUI)"),
+    "bench": ("nodes.bench.cli", "main", "embedder and patched sampling vs stock, side by side (needs ComfyUI)"),
     "hf-energy": ("spectral.hf_energy", "main", "variance of the Laplacian (HF energy) of images over a flat box"),
-    "schedule-preview": ("nodes.schedule_preview", "main", "draw the DyPE/SEGA schedule of a target size as a PNG"),
+    "schedule-preview": ("nodes.schedule_preview.cli", "main", "draw the DyPE/SEGA schedule of a target size as a PNG"),
 }
 
 

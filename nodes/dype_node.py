@@ -6,8 +6,8 @@ from comfy_api.latest import io
 
 from ..rope import METHODS, PositionSchedule
 from .families import ADAPTERS, AUTO_VARIANT, variant_base_px
-from .patch import family_of, patch_model
-from .variant import variant_input
+from .inputs.variant import variant_input
+from .rope_patch.clone import family_of, patch_model
 
 _COMMON_BASE = max({a.default_base_px for a in ADAPTERS}, key=[a.default_base_px for a in ADAPTERS].count)
 _BASE_DEFAULTS = ", ".join([f"{a.display_name} {a.default_base_px} px" for a in ADAPTERS

@@ -8,8 +8,8 @@ from comfy_api.latest import io
 from ..rope import METHODS, PositionSchedule
 from ..spectral import ALLOCATIONS, REFERENCE_RULES, SegaSettings, recipe_from_label
 from .families import find_adapter
+from .inputs.recipe import RECIPE_LABELS
 from .schedule_preview import FAMILY_CHOICES, PreviewRequest, render
-from .sega_node import RECIPE_LABELS
 
 
 class DyPESchedulePreview(io.ComfyNode):

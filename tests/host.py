@@ -47,6 +47,9 @@ def boot() -> Path:
     import comfy.cli_args
 
     comfy.cli_args.args.cpu = os.environ.get("DYPE_SEGA_TEST_DEVICE", "cpu") != "cuda"
+    # PyTorch's SDPA, as ComfyUI picks on NVIDIA GPUs (its CPU default, sub-quadratic attention, is a Python loop
+    # with a free-memory query per chunk: 3x slower on the tests' grids). The pack never touches attention.
+    comfy.cli_args.args.use_pytorch_cross_attention = True
     import comfy.model_management  # noqa: F401  (must come after args.cpu)
     import utils.install_util  # noqa: F401  (before `nodes`, which puts comfy/ first on sys.path)
 
@@ -86,6 +89,6 @@ def import_pack() -> ModuleType:
 
 
 def pack_submodule(name: str) -> ModuleType:
-    """``pack_submodule("nodes.patch")`` → the pack's ``dype_sega.nodes.patch`` module."""
+    """``pack_submodule("nodes.rope_patch.clone")`` → the pack's ``dype_sega.nodes.rope_patch.clone`` module."""
     import_pack()
     return importlib.import_module(f"{PACK_NAME}.{name}")

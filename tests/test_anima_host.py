@@ -1,6 +1,6 @@
 """Anima (a Cosmos-Predict2 2B DiT, newer hosts) on the real host: a tiny random-weight model from ComfyUI's own
 classes, real samplers. Its RoPE module (Cosmos' ``VideoRopePosition3DEmb``) builds the table from the latent's
-shape for the whole batch; the pack replaces it with ``CosmosRopeEmbedder`` (nodes/cosmos_rope.py), which keeps the
+shape for the whole batch; the pack replaces it with ``CosmosRopeEmbedder`` (nodes/rope_patch/cosmos_embedder.py), which keeps the
 time pairs as they are and schedules rows and columns like every other family's."""
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ def fam() -> tiny_models.TinyFamily:
 
 def dype(model, base_px: float = BASE_TOKENS * 16, **schedule):
     sched = _pack("rope").PositionSchedule(**schedule)
-    return _pack("nodes.patch").patch_model(model, lambda c: c.with_positions(sched, base_px))
+    return _pack("nodes.rope_patch.clone").patch_model(model, lambda c: c.with_positions(sched, base_px))
 
 
 def sega(model, base_px: float = BASE_TOKENS * 16, recipe: str = "paper"):
     values = _pack("spectral").SegaSettings(recipe=recipe)
-    return _pack("nodes.patch").patch_model(model, lambda c: c.with_sega(values, base_px))
+    return _pack("nodes.rope_patch.clone").patch_model(model, lambda c: c.with_sega(values, base_px))
 
 
 def _record(model, fam):

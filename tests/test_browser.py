@@ -27,6 +27,11 @@ from pathlib import Path
 import pytest
 from headless import browser, make_workflows, runner, video_workflows
 
+try:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+except ImportError:  # no Playwright: the module skips below (or fails under DYPE_SEGA_REQUIRE_BROWSER=1)
+    PlaywrightTimeout = TimeoutError
+
 ARTIFACTS = Path(__file__).resolve().parents[1] / "out" / "browser"
 WORKFLOWS = sorted(runner.WORKFLOWS_DIR.glob("*.json"))
 MIN_TEXT_ZOOM = 0.6  # below this the frontend stops drawing node titles and widget labels
@@ -58,6 +63,26 @@ CARDS = """() => Array.from(document.querySelectorAll('[data-testid^="template-w
                 left: c.getBoundingClientRect().left}))"""
 
 
+# Scroll each named card into view, as a user scrolling the grid, and wait (30 s at most) for its picture to load:
+# [name, the picture's alt text, its natural width and height], or [name, null] where none loaded.
+THUMBNAILS = """async names => {
+  const seen = [];
+  for (const name of names) {
+    const card = document.querySelector(`[data-testid="template-workflow-${name}"]`);
+    card.scrollIntoView({block: 'nearest'});
+    const deadline = performance.now() + 30000;
+    let img = card.querySelector('img');
+    while (!(img && img.complete && img.naturalWidth > 0) && performance.now() < deadline) {
+      await new Promise(r => setTimeout(r, 20));
+      img = card.querySelector('img');
+    }
+    seen.push(img && img.complete && img.naturalWidth > 0 ? [name, img.alt, img.naturalWidth, img.naturalHeight]
+                                                          : [name, null]);
+  }
+  return seen;
+}"""
+
+
 def _templates(page):
     """The template browser on our pack's section (a first start with the template library opens it by itself)."""
     if not browser.visible_dialogs(page):
@@ -76,35 +101,45 @@ def _cards(page) -> list[str]:
 
 def _all_cards(page) -> list[str]:
     """Every card of the section: the grid renders a page of cards (1.32: 24) and the next ones as the last comes
-    into view, so scroll to the last until no more appear."""
+    into view, so scroll to the last until no more appear. A grid showing fewer cards than the first page it showed
+    (``_PAGE``) has no next page."""
     names = _cards(page)
     for _ in range(10):
+        if len(names) < _PAGE.get("size", 0):
+            return names
         page.locator('[data-testid^="template-workflow-"]').last.scroll_into_view_if_needed()
-        page.wait_for_timeout(600)
-        more = _cards(page)
-        if len(more) == len(names):
-            return more
-        names = more
+        try:
+            page.wait_for_function(f"n => ({CARDS})().length > n", arg=len(names), timeout=600)
+        except PlaywrightTimeout:
+            return _cards(page)
+        names = _cards(page)
     return names
 
 
+_PAGE: dict[str, int] = {}  # "size": how many cards the unfiltered grid shows before scrolling
+
+
 def _search(page, dialog, text: str) -> list[str]:
+    """Type into the search box and return the cards found. The search is debounced: wait until the cards shown
+    change (or 1.5 s, where the result is the cards already shown), then let the grid settle."""
+    before = _cards(page)
     dialog.get_by_placeholder("Search", exact=False).first.fill(text)
-    page.wait_for_timeout(800)  # the search is debounced
+    try:
+        page.wait_for_function(f"""b => {{ const now = new Set(({CARDS})().map(c => c.name));
+            return now.size !== b.length || b.some(n => !now.has(n)); }}""", arg=before, timeout=1500)
+    except PlaywrightTimeout:  # the same cards as before: the 1.5 s waited covers the debounce
+        pass
+    page.wait_for_timeout(100)  # the grid settles (a change renders in one frame)
     return _all_cards(page) if _cards(page) else []
 
 
 def test_template_cards_show_ours_sort_first_and_are_found(page):
     dialog = _templates(page)
+    _PAGE["size"] = len(_cards(page))
     stems = sorted(p.stem for p in WORKFLOWS)
     assert sorted(_all_cards(page)) == stems
     # Each card's thumbnail: the grid loads images as they scroll into view; every one must be our 768² picture.
-    for name in stems:
-        card = page.locator(f'[data-testid="template-workflow-{name}"]')
-        card.scroll_into_view_if_needed()
-        page.wait_for_function("n => { const i = document.querySelector(`[data-testid=\"template-workflow-${n}\"] img`);"
-                               " return i && i.complete && i.naturalWidth > 0 }", arg=name, timeout=30_000)
-        assert card.locator("img").evaluate("i => [i.alt, i.naturalWidth, i.naturalHeight]") == [name, 768, 768]
+    assert page.evaluate(THUMBNAILS, stems) == [[name, name, 768, 768] for name in stems]
     dialog.locator("[data-testid^=template-workflow-]").first.scroll_into_view_if_needed()
     page.screenshot(path=ARTIFACTS / "template cards.png")
     # A → Z (both frontends offer it): the published recipe and plain DyPE on Flux.1-dev come first.

@@ -24,8 +24,8 @@ import pytest
 import tiny_models
 import torch
 from capture import capture
-from test_dype_host import _pack, dype
-from test_fault_matrix import counted_gathers, moving_ids, stock_formula_only
+from fault_matrix.rows_fast_path import counted_gathers, moving_ids, stock_formula_only
+from patching import _pack, dype
 from test_sega_host import sega
 from test_worker_threads_and_devices import _kitchen, _scaled_per_sample_table
 
@@ -58,9 +58,9 @@ SAMPLING_CASES = [pytest.param("cpu", f, "float32", id=f"cpu-{f}-float32") for f
 
 @pytest.mark.parametrize(("device", "family", "dtype"), SAMPLING_CASES)
 def test_window_path_equals_the_stock_formula(device, family, dtype, monkeypatch):
-    ids_check, runtime = _pack("nodes.ids_check"), _pack("nodes.runtime")
+    ids_check, wrappers = _pack("nodes.rope_patch.ids_check"), _pack("nodes.rope_patch.wrappers")
     sent, scopes = [], []
-    real_send, real_scope = ids_check.send_to_host, runtime.build_call_scope
+    real_send, real_scope = ids_check.send_to_host, wrappers.build_call_scope
 
     def send(flag):
         sent.append(real_send(flag))
@@ -71,7 +71,7 @@ def test_window_path_equals_the_stock_formula(device, family, dtype, monkeypatch
         return scopes[-1]
 
     monkeypatch.setattr(ids_check, "send_to_host", send)
-    monkeypatch.setattr(runtime, "build_call_scope", build_scope)
+    monkeypatch.setattr(wrappers, "build_call_scope", build_scope)
     fam = tiny_models.FAMILIES[family]
     model = sega(dype(tiny_models.build(family, 0, device=device, dtype=DTYPES[dtype])))
     steps, negative = 4, fam.cond(7, 2)  # as long as the positive: one CFG batch of 2 rows per step
@@ -106,8 +106,9 @@ def test_window_path_equals_the_stock_formula(device, family, dtype, monkeypatch
 def test_half_precision_ids_gather_the_stock_formula(device, dtype):
     """Ids in bf16/fp16 (a node may pass them so; bf16 holds integers exactly only up to 256, beyond which they round
     to other integers): checked like any ids, and the gathered table is the stock formula's on those ids."""
-    runtime, embedder, families, config = (_pack(n) for n in ("nodes.runtime", "nodes.embedder", "nodes.families",
-                                                              "nodes.config"))
+    schedule, scopes, tables, families, config = (_pack(n) for n in (
+        "nodes.rope_patch.schedule", "nodes.rope_patch.scopes", "nodes.rope_patch.tables", "nodes.families",
+        "nodes.rope_patch.config"))
     model = sega(dype(tiny_models.build_flux(0)))
     ours = model.get_model_object("diffusion_model.pe_embedder")
     settings = config.read_config(model.model_options["transformer_options"])
@@ -120,18 +121,18 @@ def test_half_precision_ids_gather_the_stock_formula(device, dtype):
     key = (0, tuple(ids.shape[1:]), ids.dtype)
 
     def call(verdicts: dict):
-        scope = runtime.build_call_scope(settings, families.FLUX, ours, x, sigma, None, verdicts)
-        token = runtime.CALL.set(scope)
+        scope = schedule.build_call_scope(settings, families.FLUX, ours, x, sigma, None, verdicts)
+        token = scopes.CALL.set(scope)
         try:
             return ours(ids), scope
         finally:
-            runtime.CALL.reset(token)
+            scopes.CALL.reset(token)
 
     with torch.no_grad(), counted_gathers() as gathers:
         checked, scope = call({})  # a signature's first call: the stock formula and the window flag
         ((_, flag),) = scope.window_flags
         fast, _ = call({key: True})  # a later call: gathered
-        stock = embedder.embed_ids(ids, ours.axes_dim, float(ours.theta), scope.axes)
+        stock = tables.embed_ids(ids, ours.axes_dim, float(ours.theta), scope.axes)
     assert not flag.gathered and not bool(flag.missed)
     assert gathers == [3] and fast.device.type == device
     assert torch.equal(fast, stock) and torch.equal(checked, stock)
@@ -141,9 +142,9 @@ def test_half_precision_ids_gather_the_stock_formula(device, dtype):
 
 @pytest.mark.parametrize("device", ["cpu", cuda("cuda", name="cuda")])
 def test_moving_ids_never_end_as_a_normal_result(device):
-    """The moving-ids node (test_fault_matrix.ShiftFromSecondCall): on the CPU detected before the gather (exact at
+    """The moving-ids node (fault_matrix/rows_fast_path.py, ShiftFromSecondCall): on the CPU detected before the gather (exact at
     once); on CUDA the run stops with WindowMissError and the same model's next run is exact."""
-    errors = _pack("nodes.errors")
+    errors = _pack("nodes.rope_patch.errors")
     steps = 5
     with stock_formula_only():
         reference_model, _ = moving_ids(dype(tiny_models.build_flux(0, device=device)))
@@ -207,12 +208,13 @@ def test_no_host_sync_in_our_per_step_code(device, with_sega, monkeypatch):
     host-to-device tensor) raises. The end-of-run read (one transfer, outside the steps) is the run's only one."""
     import comfy.patcher_extension as ext
 
-    runtime, embedder, config = (_pack(n) for n in ("nodes.runtime", "nodes.embedder", "nodes.config"))
+    wrappers, embedder, config = (_pack(n) for n in ("nodes.rope_patch.wrappers", "nodes.rope_patch.embedder",
+                                                   "nodes.rope_patch.config"))
     debug = SyncDebug(device)
     model = dype(tiny_models.build_flux(0, device=device))
     model = (sega(model) if with_sega else model).clone()
-    for kind, wrapper in ((ext.WrappersMP.APPLY_MODEL, runtime.apply_model_wrapper),
-                          (ext.WrappersMP.CALC_COND_BATCH, runtime.calc_cond_batch_wrapper)):
+    for kind, wrapper in ((ext.WrappersMP.APPLY_MODEL, wrappers.apply_model_wrapper),
+                          (ext.WrappersMP.CALC_COND_BATCH, wrappers.calc_cond_batch_wrapper)):
         assert model.wrappers[kind][config.WRAPPER_KEY] == [wrapper]
         model.wrappers[kind][config.WRAPPER_KEY] = [debug.strict(wrapper, kind)]
     real_forward = embedder.ExtrapolatingRopeEmbedder.forward

@@ -6,80 +6,20 @@ import pytest
 import tiny_models
 import torch
 from capture import capture
+from patching import (
+    ALL_FAMILIES,
+    BASE_TOKENS,
+    FAMILIES,
+    _pack,
+    as_heads_first,
+    base_px,
+    check_tables,
+    dype,
+    host_family,
+    pair_slices,
+)
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
-
-FAMILIES = ["flux", "qwen_image"]  # the full matrix of sampler/schedule/composition cases runs on these two
-# Every supported family whose embedder takes ids: the per-family contract below (Anima's Cosmos module takes the
-# latent's shape and has its own contract, test_anima_host.py).
-ALL_FAMILIES = [name for name, fam in tiny_models.FAMILIES.items() if fam.ids_embedder]
-BASE_TOKENS = 4  # trained grid of the tests: tiny latents of 8+ tokens per axis are then "above the trained size"
-BASE_PX = BASE_TOKENS * 16  # for the 16-px-per-token families
-
-
-def _pack(name: str):
-    import host
-
-    return host.pack_submodule(name)
-
-
-def host_family(name: str) -> tiny_models.TinyFamily:
-    """The tiny family, or a skip saying what this host lacks for it (families of newer hosts)."""
-    why = tiny_models.missing_on_this_host(name)
-    if why:
-        pytest.skip(f"{name} is not on this host: {why}")
-    return tiny_models.FAMILIES[name]
-
-
-def base_px(name: str, tokens: float = BASE_TOKENS) -> float:
-    return tokens * tiny_models.FAMILIES[name].px_per_token
-
-
-def dype(model, base_px: float = BASE_PX, **schedule):
-    rope = _pack("rope")
-    patch = _pack("nodes.patch")
-    sched = rope.PositionSchedule(**schedule)
-    return patch.patch_model(model, lambda config: config.with_positions(sched, base_px))
-
-
-def pair_slices(fam: tiny_models.TinyFamily) -> list[slice]:
-    """The pairs each id column owns in the table (columns are concatenated in order)."""
-    bounds = [0]
-    for dim in fam.axes_dim:
-        bounds.append(bounds[-1] + dim // 2)
-    return [slice(a, b) for a, b in zip(bounds, bounds[1:], strict=False)]
-
-
-def as_heads_first(fam: tiny_models.TinyFamily, pe: torch.Tensor) -> torch.Tensor:
-    """(B, 1, N, pairs, 2, 2) whatever the family's layout."""
-    return pe.movedim(2, 1) if fam.tokens_first else pe
-
-
-def expected_table(ids: torch.Tensor, sigma: torch.Tensor, grid: tuple[int, int], base_tokens: float,
-                   fam: tiny_models.TinyFamily | None = None, temperatures=None, **schedule):
-    """The table rope/ prescribes for these ids at this sigma, in the family's layout: the spatial columns get the
-    schedule (every token on them, text included), every other column the family's plain RoPE."""
-    rope = _pack("rope")
-    fam = fam or tiny_models.FAMILIES["flux"]
-    sched = rope.PositionSchedule(**schedule)
-    parts = []
-    for column, dim in enumerate(fam.axes_dim):
-        plain = rope.plain_frequencies(dim, fam.theta)[None]
-        if column not in fam.spatial:
-            parts.append(rope.rotation_table(ids[..., column], plain))
-            continue
-        axis = fam.spatial.index(column)
-        scale = grid[axis] / base_tokens
-        freqs = rope.axis_frequencies(sched, dim, fam.theta, scale, base_tokens, sigma.to(torch.float64))
-        temperature = None if temperatures is None else temperatures[axis]
-        if temperature is None and sched.method == "yarn" and scale > 1:
-            temperature = torch.full((1, dim // 2), rope.yarn_attention_scale(scale), dtype=torch.float64)
-        if scale <= 1:
-            freqs, temperature = plain, None
-        parts.append(rope.rotation_table(ids[..., column], freqs, temperature))
-    batch = max(p.shape[0] for p in parts)
-    table = torch.cat([p.expand(batch, *p.shape[1:]) for p in parts], dim=-3)
-    return table.unsqueeze(2 if fam.tokens_first else 1)
 
 
 def _sample(model, family, hw=None, **kw):
@@ -115,17 +55,6 @@ def _schedule_cases():
     for name in ALL_FAMILIES:
         for schedule in SCHEDULES if name in FAMILIES else SCHEDULES[:2]:
             yield name, schedule
-
-
-def check_tables(fam, calls, grid, base_tokens, **schedule):
-    """Every table the embedder returned in every model call is rope/'s table for that call's live sigma."""
-    for call in calls:
-        assert call.tables  # Lumina on newer hosts embeds caption and image in separate calls: all are checked
-        for ids, pe in call.tables:
-            n = ids.shape[1]
-            assert pe.dtype == torch.float32
-            assert as_heads_first(fam, pe).shape[:3] == (call.sigma.shape[0], 1, n)
-            assert torch.equal(pe, expected_table(ids, call.sigma, grid, base_tokens, fam, **schedule))
 
 
 @pytest.mark.parametrize(("family", "schedule"), list(_schedule_cases()))

@@ -9,7 +9,7 @@ import pytest
 import tiny_models
 import torch
 from capture import capture
-from test_dype_host import ALL_FAMILIES, BASE_TOKENS, base_px, check_tables, dype, expected_table, host_family
+from patching import ALL_FAMILIES, BASE_TOKENS, base_px, check_tables, dype, expected_table, host_family
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
 
@@ -25,15 +25,15 @@ def _pack(name: str):
 @pytest.fixture
 def gathers(monkeypatch):
     """Count the embedder's window gathers (the fast path) while still running them."""
-    embedder = _pack("nodes.embedder")
+    tables = _pack("nodes.rope_patch.tables")
     calls = []
-    real = embedder.gather_tables
+    real = tables.gather_tables
 
     def counted(parts):
         calls.append(len(parts))
         return real(parts)
 
-    monkeypatch.setattr(embedder, "gather_tables", counted)
+    monkeypatch.setattr(tables, "gather_tables", counted)
     return calls
 
 
@@ -74,7 +74,7 @@ def test_every_family_gathers_the_stock_formula(family, gathers):
     with capture(dype(fam.build(0), base_px(family)), fam.embedder_attr) as (model, calls):
         tiny_models.sample(model, family, tokens=GRID, steps=3, cfg=2.0, negative=fam.cond(7, 2))
     check_tables(fam, calls, GRID, BASE_TOKENS)
-    embedder, rope = _pack("nodes.embedder"), _pack("rope")
+    embedder, rope = _pack("nodes.rope_patch.embedder"), _pack("rope")
     ids = calls[0].tables[-1][0]
     radius = rope.window_radius(ids.shape[-2], GRID)
     pays = embedder.MIN_TOKENS_PER_WINDOW_POSITION * (2 * radius + 1) <= ids.shape[-2]
@@ -130,7 +130,7 @@ def test_ids_that_move_under_one_signature_get_the_stock_formula(gathers):
 
 
 def _is_pack_source(filename: str) -> bool:
-    return _pack("nodes.bench").is_pack_source(filename)
+    return _pack("nodes.bench.sources").is_pack_source(filename)
 
 
 @pytest.mark.parametrize("with_sega", [False, "paper", "port", "refined"])
@@ -176,9 +176,10 @@ def _breaks_from_our_frames(explained) -> list[str]:
 
 
 def test_torch_compile_no_graph_break_from_our_frames_and_no_recompile_per_step():
-    """dynamo traces the patched diffusion model with no break in our code (the host's own breaks, psutil in the
-    attention's memory check, are the same as stock), compiles once more when the ids check lands after the first
-    call, then never again: not per step (sigma is a tensor input), not in the next run. Same samples as eager."""
+    """dynamo traces the patched diffusion model with no break in our code (the host's own breaks, e.g. psutil in
+    sub-quadratic attention's memory check, are the same as stock), compiles once more when the ids check lands after
+    the first call, then never again: not per step (sigma is a tensor input), not in the next run. Same samples as
+    eager."""
     import comfy.patcher_extension as ext
     from comfy_api.torch_helpers.torch_compile import set_torch_compile_wrapper
     from test_sega_host import sega
@@ -233,9 +234,9 @@ def test_schedule_and_allocation_once_per_step_and_broadcast_to_the_cfg_rows(mon
     is the parity tests' and the tests above)."""
     from test_sega_host import sega
 
-    runtime, embedder = _pack("nodes.runtime"), _pack("nodes.embedder")
+    schedule, tables = _pack("nodes.rope_patch.schedule"), _pack("nodes.rope_patch.tables")
     schedules, window_rows = [], []
-    real_schedules, real_gather = runtime._axis_schedules, embedder.gather_tables
+    real_schedules, real_gather = schedule._axis_schedules, tables.gather_tables
 
     def counted_schedules(*args, **kwargs):
         schedules.append(args[3].shape[0])  # rows of x it was built for
@@ -245,8 +246,8 @@ def test_schedule_and_allocation_once_per_step_and_broadcast_to_the_cfg_rows(mon
         window_rows.append({table.shape[0] for table, _ in parts})
         return real_gather(parts)
 
-    monkeypatch.setattr(runtime, "_axis_schedules", counted_schedules)
-    monkeypatch.setattr(embedder, "gather_tables", counted_gather)
+    monkeypatch.setattr(schedule, "_axis_schedules", counted_schedules)
+    monkeypatch.setattr(tables, "gather_tables", counted_gather)
     steps = 3
     model = sega(dype(tiny_models.build_flux(0)))
     fam = tiny_models.FAMILIES["flux"]
@@ -263,8 +264,9 @@ def test_a_table_that_carries_a_gradient_is_the_stock_formula_value_and_gradient
     gather; value and gradient are the stock formula's bit for bit. The same call without grad gathers."""
     from test_sega_host import sega
 
-    runtime, embedder, families, config = (_pack(n) for n in ("nodes.runtime", "nodes.embedder", "nodes.families",
-                                                              "nodes.config"))
+    schedule, scopes, tables, families, config = (_pack(n) for n in (
+        "nodes.rope_patch.schedule", "nodes.rope_patch.scopes", "nodes.rope_patch.tables", "nodes.families",
+        "nodes.rope_patch.config"))
     model = sega(dype(tiny_models.build_flux(0)))
     ours = model.get_model_object("diffusion_model.pe_embedder")
     settings = config.read_config(model.model_options["transformer_options"])
@@ -275,16 +277,16 @@ def test_a_table_that_carries_a_gradient_is_the_stock_formula_value_and_gradient
     checked = {(0, tuple(ids.shape[1:]), ids.dtype): True}  # a later call of a checked signature
 
     def call(verdicts):
-        scope = runtime.build_call_scope(settings, families.FLUX, ours, x, torch.tensor([0.7]), None, verdicts)
-        token = runtime.CALL.set(scope)
+        scope = schedule.build_call_scope(settings, families.FLUX, ours, x, torch.tensor([0.7]), None, verdicts)
+        token = scopes.CALL.set(scope)
         try:
             return ours(ids), scope
         finally:
-            runtime.CALL.reset(token)
+            scopes.CALL.reset(token)
 
     with torch.enable_grad():
         table, scope = call(dict(checked))
-        stock = embedder.embed_ids(ids, ours.axes_dim, float(ours.theta), scope.axes)
+        stock = tables.embed_ids(ids, ours.axes_dim, float(ours.theta), scope.axes)
         weights = torch.randn(table.shape, generator=torch.Generator().manual_seed(1))
         (grad,) = torch.autograd.grad((table * weights).sum(), x, retain_graph=True)  # the schedule is shared
         (stock_grad,) = torch.autograd.grad((stock * weights).sum(), x)

@@ -128,7 +128,7 @@ def test_nunchaku_qwen_image_is_qwen_image_and_samples_like_it():
     assert type(nunchaku.model).__name__ == "NunchakuQwenImage"
     assert families.detect_family(nunchaku.model).name == "qwen_image"
     stock = tiny_models.build_qwen(0)
-    dype = lambda m: _pack("nodes.patch").patch_model(  # noqa: E731
+    dype = lambda m: _pack("nodes.rope_patch.clone").patch_model(  # noqa: E731
         m, lambda c: c.with_positions(_pack("rope").PositionSchedule(), 64))
     ours = tiny_models.sample(dype(nunchaku), "qwen_image", tokens=(8, 12), steps=2)
     assert torch.equal(ours, tiny_models.sample(dype(stock), "qwen_image", tokens=(8, 12), steps=2))
@@ -151,7 +151,7 @@ def test_nunchaku_z_image_subclass_is_z_image():
     patcher = comfy.model_patcher.ModelPatcher(model, load_device=torch.device("cpu"),
                                                offload_device=torch.device("cpu"))
     assert _pack("nodes.families").detect_family(model).name == "z_image"
-    dype = lambda m: _pack("nodes.patch").patch_model(  # noqa: E731
+    dype = lambda m: _pack("nodes.rope_patch.clone").patch_model(  # noqa: E731
         m, lambda c: c.with_positions(_pack("rope").PositionSchedule(), 64))
     ours = tiny_models.sample(dype(patcher), "z_image", tokens=(8, 12), steps=2)
     assert torch.equal(ours, tiny_models.sample(dype(stock), "z_image", tokens=(8, 12), steps=2))
@@ -205,7 +205,7 @@ def test_another_packs_diffusion_model_without_the_embedder_is_named():
     model = tiny_models.build_qwen(0)
     model.model.diffusion_model = torch.nn.Linear(2, 2)
     with pytest.raises(_pack("nodes.families").UnsupportedModelError, match="torch.nn.modules.linear.Linear"):
-        _pack("nodes.patch").patch_model(model, lambda c: c)
+        _pack("nodes.rope_patch.clone").patch_model(model, lambda c: c)
 
 
 # --- variants ----------------------------------------------------------------------------------------------------
@@ -224,7 +224,7 @@ def test_a_variant_sets_the_trained_size_and_base_resolution_wins():
     chroma = families.find_adapter("chroma")
     assert families.variant_base_px("auto", chroma) == 0.0
     assert families.variant_base_px("Chroma1-Base (512x512)", chroma) == 512.0
-    config = _pack("nodes.config").PatchConfig()
+    config = _pack("nodes.rope_patch.config").PatchConfig()
     positions = _pack("rope").PositionSchedule()
     assert config.with_positions(positions, 0, 512).base_px(1024) == 512  # the variant
     assert config.with_positions(positions, 768, 512).base_px(1024) == 768  # base_resolution wins

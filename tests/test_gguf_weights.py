@@ -57,7 +57,7 @@ def _dype(model, base_px: float):
     import host
 
     schedule = host.pack_submodule("rope").PositionSchedule()
-    return host.pack_submodule("nodes.patch").patch_model(model, lambda c: c.with_positions(schedule, base_px))
+    return host.pack_submodule("nodes.rope_patch.clone").patch_model(model, lambda c: c.with_positions(schedule, base_px))
 
 
 def test_the_stand_in_really_is_quantized():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -96,6 +97,21 @@ def _cli(*args: str, cwd: Path | None = None, module: str | None = None) -> subp
     return subprocess.run([*command, *args], capture_output=True, text=True, timeout=120, cwd=cwd, check=False)
 
 
+def _cli_here(capsys, *args: str) -> subprocess.CompletedProcess:
+    """The same command line as ``_cli`` run in this process (no interpreter start, ~1.5 s each): the pack's
+    ``__main__.main`` with its exit status, stdout and stderr. The entry points themselves: test_cli_as_a_directory
+    and test_cli_as_a_module."""
+    spec = importlib.util.spec_from_file_location("dype_sega_cli", PACK / "__main__.py")
+    cli = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cli)
+    try:
+        code = cli.main(list(args))
+    except SystemExit as stop:  # argparse's errors exit with status 2, as from the shell
+        code = stop.code
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), code, out, err)
+
+
 def test_cli_as_a_directory(tmp_path: Path) -> None:
     board = _png(tmp_path / "board.png", checkerboard())
     flat = _png(tmp_path / "flat.png", torch.full((20, 20, 3), 0.4))
@@ -108,12 +124,12 @@ def test_cli_as_a_directory(tmp_path: Path) -> None:
     assert float(lines[1].split("\t")[0]) == 0.0
 
 
-def test_cli_box(tmp_path: Path) -> None:
+def test_cli_box(tmp_path: Path, capsys) -> None:
     image = torch.full((40, 60), 0.5)
     image[:, 30:] = checkerboard(60)[:40, 30:]
     path = _png(tmp_path / "half.png", image)
-    left = _cli("hf-energy", str(path), "--box", "0", "0", "30", "40")
-    right = _cli("hf-energy", str(path), "--box", "30", "0", "60", "40")
+    left = _cli_here(capsys, "hf-energy", str(path), "--box", "0", "0", "30", "40")
+    right = _cli_here(capsys, "hf-energy", str(path), "--box", "30", "0", "60", "40")
     assert left.returncode == right.returncode == 0, left.stderr + right.stderr
     assert float(left.stdout.split("\t")[0]) == 0.0
     assert float(right.stdout.split("\t")[0]) == pytest.approx(16.0)
@@ -127,25 +143,25 @@ def test_cli_as_a_module(tmp_path: Path) -> None:
     assert float(result.stdout.split("\t")[0]) == pytest.approx(16.0)
 
 
-def test_cli_errors(tmp_path: Path) -> None:
-    missing = _cli("hf-energy", str(tmp_path / "nope.png"))
+def test_cli_errors(tmp_path: Path, capsys) -> None:
+    missing = _cli_here(capsys, "hf-energy", str(tmp_path / "nope.png"))
     assert missing.returncode == 2 and "no such image file" in missing.stderr and "nope.png" in missing.stderr
     path = _png(tmp_path / "small.png", checkerboard(16))
-    outside = _cli("hf-energy", str(path), "--box", "0", "0", "17", "10")
+    outside = _cli_here(capsys, "hf-energy", str(path), "--box", "0", "0", "17", "10")
     assert outside.returncode == 2 and "outside the 16x16 image" in outside.stderr
     not_image = tmp_path / "text.png"
     not_image.write_text("not an image")
-    broken = _cli("hf-energy", str(not_image), str(path))
+    broken = _cli_here(capsys, "hf-energy", str(not_image), str(path))
     assert broken.returncode == 2 and "text.png" in broken.stderr
     assert float(broken.stdout.split("\t")[0]) == pytest.approx(16.0, abs=0.5)  # the good image is still measured
-    unknown = _cli("no-such-command")
+    unknown = _cli_here(capsys, "no-such-command")
     assert unknown.returncode == 2 and "invalid choice" in unknown.stderr
 
 
-def test_cli_rejects_a_malformed_box_before_reading(tmp_path: Path) -> None:
+def test_cli_rejects_a_malformed_box_before_reading(tmp_path: Path, capsys) -> None:
     path = _png(tmp_path / "small.png", checkerboard(16))
     for box in (["-1", "0", "5", "5"], ["5", "0", "4", "5"], ["0", "0", "2", "9"]):
-        result = _cli("hf-energy", str(path), "--box", *box)
+        result = _cli_here(capsys, "hf-energy", str(path), "--box", *box)
         assert result.returncode == 2 and "need 0 <= x0" in result.stderr and "Traceback" not in result.stderr
 
 

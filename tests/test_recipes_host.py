@@ -12,7 +12,7 @@ import torch
 from capture import capture
 from headless import make_workflows, registry, runner
 from headless.convert import ui_to_api
-from test_dype_host import BASE_PX, _pack
+from patching import BASE_PX, _pack
 from test_sega_host import HW
 
 pytestmark = pytest.mark.usefixtures("comfy_host")

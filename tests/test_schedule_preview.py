@@ -17,6 +17,20 @@ def preview():
     return host.pack_submodule("nodes.schedule_preview")
 
 
+@pytest.fixture(scope="module")
+def curves_module():
+    import host
+
+    return host.pack_submodule("nodes.schedule_preview.curves")
+
+
+@pytest.fixture(scope="module")
+def cli():
+    import host
+
+    return host.pack_submodule("nodes.schedule_preview.cli")
+
+
 def test_curves_are_the_schedule_and_relax_towards_the_original(preview):
     import host
 
@@ -86,7 +100,7 @@ def test_preview_follows_the_qwen_image_paper_quirks(preview):
 def figure():
     import host
 
-    return host.pack_submodule("nodes.schedule_figure")
+    return host.pack_submodule("nodes.schedule_preview.figure")
 
 
 def test_each_panel_keys_its_own_range_and_a_constant_is_one_value(preview, figure):
@@ -119,6 +133,8 @@ def test_each_panel_keys_its_own_range_and_a_constant_is_one_value(preview, figu
 
 
 def test_figure_says_what_it_shows(preview, figure):
+    import host
+
     request = preview.PreviewRequest(family="qwen_image", width=3840, height=2160, steps=8, sega_alone=True)
     title, recipe, caption = figure.describe(request, preview.schedule_curves(request))
     assert title.startswith("Qwen-Image") and "3840 x 2160" in title and "8 steps" in title
@@ -126,7 +142,7 @@ def test_figure_says_what_it_shows(preview, figure):
     assert "SEGA alone" in recipe and "trained at 1024 x 1024" in recipe
     assert caption.startswith("Top: how much each RoPE frequency pair is compressed") and "Bottom:" in caption
     assert all(name in preview.FAMILY_CHOICES for name in ("Qwen-Image (incl. Edit)", "Wan 2.2 TI2V 5B"))
-    assert set(preview.FAMILY_CHOICES.values()) == {a.name for a in preview.ADAPTERS}
+    assert set(preview.FAMILY_CHOICES.values()) == {a.name for a in host.pack_submodule("nodes.families").ADAPTERS}
 
 
 def test_below_base_is_flat(preview):
@@ -186,37 +202,37 @@ def test_node_returns_an_image(comfy_host):
     (["--out", "{tmp}/x.xyz"], "Pillow cannot write '.xyz'"),
     (["--out", "{tmp}/noext"], "Pillow cannot write 'a file without extension'"),
 ])
-def test_cli_usage_errors_exit_2_with_a_message(preview, tmp_path, capsys, args, message):
+def test_cli_usage_errors_exit_2_with_a_message(cli, tmp_path, capsys, args, message):
     args = [a.format(tmp=tmp_path) for a in args]
     with pytest.raises(SystemExit) as exit_info:
-        preview.main(args, prog="schedule-preview")
+        cli.main(args, prog="schedule-preview")
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not list(tmp_path.iterdir())  # nothing written
 
 
-def test_cli_write_error_exits_1(preview, tmp_path, capsys):
+def test_cli_write_error_exits_1(cli, tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    assert preview.main(["--steps", "2", "--no-sega", "--out", str(blocker / "x.png")], prog="p") == 1
+    assert cli.main(["--steps", "2", "--no-sega", "--out", str(blocker / "x.png")], prog="p") == 1
     assert "cannot write" in capsys.readouterr().err
 
 
-def test_preview_memory_does_not_grow_with_steps(preview, monkeypatch):
+def test_preview_memory_does_not_grow_with_steps(preview, curves_module, monkeypatch):
     """The synthetic SEGA latents are built a chunk of steps at a time (``--steps 100000`` once asked for 419 GB)."""
     sizes = []
-    real = preview._synthetic_latents
+    real = curves_module._synthetic_latents
 
     def recording(*args, **kwargs):
         out = real(*args, **kwargs)
         sizes.append(out.shape[0])
         return out
 
-    monkeypatch.setattr(preview, "_synthetic_latents", recording)
+    monkeypatch.setattr(curves_module, "_synthetic_latents", recording)
     curves = preview.schedule_curves(preview.PreviewRequest(width=2048, height=2048, steps=40, sega=True))
-    assert max(sizes) <= preview.STEPS_PER_CHUNK and sum(sizes) == 40
-    monkeypatch.setattr(preview, "STEPS_PER_CHUNK", 1000)
+    assert max(sizes) <= curves_module.STEPS_PER_CHUNK and sum(sizes) == 40
+    monkeypatch.setattr(curves_module, "STEPS_PER_CHUNK", 1000)
     whole = preview.schedule_curves(preview.PreviewRequest(width=2048, height=2048, steps=40, sega=True))
     assert sizes[-1] == 40  # one chunk this time, same temperatures
     for axis in ("rows", "columns"):

@@ -12,7 +12,7 @@ import pytest
 import tiny_models
 import torch
 from capture import capture
-from test_dype_host import (
+from patching import (
     ALL_FAMILIES,
     BASE_PX,
     BASE_TOKENS,
@@ -32,7 +32,7 @@ HW = (16, 24)  # 8 x 12 tokens, scales 2 and 3 over a 4-token base
 
 def sega(model, base_px: int = BASE_PX, **settings):
     spectral = _pack("spectral")
-    patch = _pack("nodes.patch")
+    patch = _pack("nodes.rope_patch.clone")
     settings.setdefault("recipe", "refined")
     values = spectral.SegaSettings(**settings)
     return patch.patch_model(model, lambda config: config.with_sega(values, base_px))
@@ -83,7 +83,7 @@ def test_composition_order_does_not_matter():
     model = tiny_models.FAMILIES["qwen_image"].build(0)
     a = sega(dype(model, method="ntk"), kappa=0.1)
     b = dype(sega(model, kappa=0.1), method="ntk")
-    config = _pack("nodes.config")
+    config = _pack("nodes.rope_patch.config")
     assert config.read_config(a.model_options["transformer_options"]) == config.read_config(
         b.model_options["transformer_options"])
     out_a = tiny_models.sample(a, "qwen_image", HW, steps=2, cfg=2.0)
@@ -217,14 +217,14 @@ def test_degenerate_latent_falls_back_to_m_ref_with_one_warning(caplog):
         assert torch.equal(scales, torch.full_like(scales, spectral.reference_temperature(n / 4, 0.08)))
     assert len([r for r in caplog.records if "SEGA" in r.getMessage()]) == 1
 
-    runtime = _pack("nodes.runtime")
-    config = _pack("nodes.config").read_config(model.model_options["transformer_options"])
+    schedule = _pack("nodes.rope_patch.schedule")
+    config = _pack("nodes.rope_patch.config").read_config(model.model_options["transformer_options"])
     adapter = _pack("nodes.families").FLUX
     embedder = model.get_model_object(adapter.embedder_attr)
     bad = torch.randn(1, 16, *HW)
     bad[0, 3, 2, 2] = float("nan")
     bad[0, 4, 1, 1] = float("inf")
-    scope = runtime.build_call_scope(config, adapter, embedder, bad, torch.tensor([0.5]))
+    scope = schedule.build_call_scope(config, adapter, embedder, bad, torch.tensor([0.5]))
     for axis in scope.axes:
         assert torch.isfinite(axis.temperature).all()
         assert torch.equal(axis.temperature, torch.full_like(axis.temperature, axis.temperature[0, 0].item()))

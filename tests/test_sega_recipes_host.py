@@ -2,9 +2,10 @@
 
 "paper" against the SEGA authors' code (Flux and Qwen-Image files), "diffusers port" against the port
 (tests/sega_references.py: float64 transcriptions written from reading them). Held-out cases: odd token counts,
-non-square up to 1:4, a batch of two different latents, every sigma of a 6-step karras run (1 down to 0.01). The trained
-size is a parameter of both codes (``training_resolution``); the tiny models use 128 px (8 tokens per axis) so the
-grids stay small enough for the CPU, plus one case at Flux's real 1024 px.
+non-square up to 1:4, a batch of two different latents, every sigma of a 6-step karras run (1 down to 0.01; the
+real-size case: 3 steps over the same span). The trained size is a parameter of both codes
+(``training_resolution``); the tiny models use 128 px (8 tokens per axis) so the grids stay small enough for the CPU,
+plus one case at Flux's real 1024 px.
 
 Tolerance: the codes compute the spectrum and allocation in float32, the pack partly in float32 (FFT, embedding)
 and partly in float64; ``test_float32_gap_of_the_references`` measures the references' own float32/float64 gap on
@@ -18,7 +19,7 @@ import sega_references as ref
 import tiny_models
 import torch
 from capture import capture
-from test_dype_host import _pack, dype
+from patching import _pack, dype
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
 
@@ -28,6 +29,14 @@ CASES = [((9, 9), TRAIN_PX), ((17, 13), TRAIN_PX), ((12, 48), TRAIN_PX), ((40, 1
          ((33, 20), TRAIN_PX), ((66, 65), 1024)]
 M_TOLERANCE = 2e-6  # relative, on the per-pair temperatures (the measured reference gap is below 2e-7)
 TABLE_TOLERANCE = 4e-6  # absolute, on cos * m and sin * m (float32 tables: 1.2e-7 * m from rounding alone)
+
+
+# Sampler steps per case: the tiny cases check every sigma of a 6-step karras run; the real-size case (4290 tokens,
+# batch 2: most of this module's time in attention) the same span from 1 to 0.01 in 3 steps.
+def steps_for(train_px: int) -> int:
+    return 6 if train_px == TRAIN_PX else 3
+
+
 LABELS = {"paper": "paper (official SEGA code)", "port": "diffusers port", "refined": "refined (ours)"}
 
 
@@ -93,7 +102,7 @@ def test_paper_reproduces_the_official_flux_code(grid, train_px):
     model = tiny_models.FAMILIES["flux"].build(0)
     patched = sega_node(model, "paper", train_px)
     noise = two_latents("flux", grid, seed=sum(grid))
-    calls = run(patched, "flux", grid, noise)
+    calls = run(patched, "flux", grid, noise, steps=steps_for(train_px))
     sigmas = sorted(float(c.sigma[0]) for c in calls)
     assert sigmas[0] < 0.1 and sigmas[-1] == 1.0
     for call in calls:
@@ -127,7 +136,7 @@ def test_port_reproduces_the_diffusers_port_per_sample(grid, train_px):
     model = tiny_models.FAMILIES["flux"].build(0)
     patched = sega_node(model, "port", train_px)
     noise = two_latents("flux", grid, seed=3 * sum(grid))
-    calls = run(patched, "flux", grid, noise)
+    calls = run(patched, "flux", grid, noise, steps=steps_for(train_px))
     for call in calls:
         ids, pe = call.tables[0]
         rules = [ref.port_sample(ref.packed_tokens(sample.double()), *grid, train_px) for sample in call.x]
@@ -193,8 +202,8 @@ def test_qwen_image_paper_takes_the_official_1024_base_refined_the_familys():
     """The official Qwen-Image code assumes 1024 px: "paper" rescales at Qwen-Image's 1328² template size (the
     family's trained size, 1664, is larger), the
     other recipes (the family's trained size) leave it stock."""
-    plan_call = _pack("nodes.axis_plan").plan_call
-    config = _pack("nodes.config").PatchConfig()
+    plan_call = _pack("nodes.rope_patch.axis_plan").plan_call
+    config = _pack("nodes.rope_patch.config").PatchConfig()
     spectral, families = _pack("spectral"), _pack("nodes.families")
     grid = (83, 83)  # 1328 px
     paper = plan_call(config.with_sega(spectral.SegaSettings(recipe="paper"), 0), families.QWEN_IMAGE, grid)

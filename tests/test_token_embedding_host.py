@@ -13,7 +13,7 @@ import tiny_models
 import tiny_video
 import torch
 from capture import capture
-from test_dype_host import ALL_FAMILIES, _pack, as_heads_first, base_px, host_family, pair_slices
+from patching import ALL_FAMILIES, _pack, as_heads_first, base_px, host_family, pair_slices
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
 GRID = (9, 12)  # odd rows: the pad-free packing must still line up
@@ -33,7 +33,7 @@ def _layer_output_means(outputs: list[torch.Tensor], layout: str) -> torch.Tenso
 
 
 def _check_family(model, adapter, x: torch.Tensor, sigma: torch.Tensor, outputs: list) -> None:
-    token_maps = _pack("nodes.token_maps")
+    token_maps = _pack("nodes.rope_patch.token_maps")
     ours = token_maps.embedded_token_map(model.model, adapter, x, sigma).flatten(1)
     theirs = _layer_output_means(outputs, adapter.token_embedding.layout)
     if theirs.shape[0] != ours.shape[0]:  # frames folded into the batch (Krea 2) or a batch-1 call
@@ -87,7 +87,7 @@ def test_declared_patch_embedding_is_the_video_models(family):
 @pytest.mark.parametrize("family", ALL_FAMILIES)
 def test_paper_alone_on_every_family_scales_the_spatial_columns_only(family):
     fam = host_family(family)
-    spectral, patch = _pack("spectral"), _pack("nodes.patch")
+    spectral, patch = _pack("spectral"), _pack("nodes.rope_patch.clone")
     settings = spectral.SegaSettings(recipe="paper")
     model = patch.patch_model(fam.build(0), lambda config: config.with_sega(settings, base_px(family)))
     with capture(model, fam.embedder_attr) as (clone, calls):

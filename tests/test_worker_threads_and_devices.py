@@ -9,7 +9,7 @@ import pytest
 import tiny_models
 import torch
 from capture import capture
-from test_dype_host import _pack, dype
+from patching import _pack, dype
 from test_sega_host import HW, expected_scales, sega, table_scales
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
@@ -76,17 +76,17 @@ def test_worker_threads_report_to_the_run_once(caplog):
 def test_tables_are_built_where_the_host_has_float64(monkeypatch):
     import comfy.model_management as mm
 
-    runtime = _pack("nodes.runtime")
+    devices = _pack("nodes.rope_patch.devices")
     meta = torch.device("meta")
-    assert runtime.math_device(torch.device("cpu")) == torch.device("cpu")
-    assert runtime.math_device(meta) == meta
+    assert devices.math_device(torch.device("cpu")) == torch.device("cpu")
+    assert devices.math_device(meta) == meta
     # Whatever test the host uses (supports_fp64 on newer hosts, the MPS check on 0.3.75), the pack follows it.
     if hasattr(mm, "supports_fp64"):
         monkeypatch.setattr(mm, "supports_fp64", lambda device=None: torch.device(device).type != "meta")
     else:
         monkeypatch.setattr(mm, "is_device_mps", lambda device: torch.device(device).type == "meta")
-    assert runtime.math_device(meta) == torch.device("cpu")
-    assert runtime.math_device(torch.device("cpu")) == torch.device("cpu")
+    assert devices.math_device(meta) == torch.device("cpu")
+    assert devices.math_device(torch.device("cpu")) == torch.device("cpu")
 
 
 def _kitchen():

@@ -4,7 +4,8 @@
 2. every node type is registered and every widget slot / link agrees with the live schema (headless/uicheck.py);
 3. our converter's API prompt passes ComfyUI's own ``execution.validate_prompt``;
 4. the prompt runs end to end with tiny stand-in models (headless/runner.py), our nodes active above base.
-Tests that need our nodes skip only while the pack source does not define them yet.
+Tests that need our nodes skip only while the pack source does not define them yet. What a user sees of them
+before running (cards, saved view, icon, docs): test_workflow_cards.py.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from headless import make_workflows, registry, runner, uicheck, video_workflows
+from headless import graph, make_workflows, registry, runner, uicheck, video_workflows
 from headless.convert import ui_to_api
 
 WORKFLOWS = sorted(runner.WORKFLOWS_DIR.glob("*.json"))
@@ -95,7 +96,7 @@ def test_workflow_parses_and_documents_itself(path: Path):
     assert types >= {"UNETLoader", "VAELoader", "CLIPTextEncode"} | (
         {"EmptyHunyuanLatentVideo", "SaveWEBM"} if video else {"KSampler", "SaveImage"})
     if not video:
-        assert len(types & set(make_workflows.LATENT_NODES)) == 1
+        assert len(types & set(graph.LATENT_NODES)) == 1
     pixel_space = _node(wf, "VAELoader")["widgets_values"][0] == PIXEL_SPACE
     assert ("VAEDecode" if pixel_space else "VAEDecodeTiled") in types  # tiled wherever there is a VAE to tile
     assert "ModelSamplingFlux" not in {n["type"] for n in wf["nodes"]}
@@ -221,89 +222,3 @@ def test_ui_check_accepts_outputs_a_newer_host_appends_but_not_changed_ones(obje
     _node(wf, "VAEDecodeTiled")["outputs"][0]["type"] = "LATENT"
     errors = uicheck.check_workflow(wf, object_info, registry.VIRTUAL_NODES)
     assert any("VAEDecodeTiled: outputs ['LATENT'] differ" in e for e in errors), errors
-
-
-@pytest.mark.parametrize("path", WORKFLOWS, ids=ids)
-def test_thumbnail_is_this_workflows_card(path: Path):
-    # The template browser shows <name>.jpg on the card. Regenerated from the graph, it must be the same picture:
-    # the same JPEG pixels (a stale caption changes a few hundred pixels by far more than JPEG's rounding), not a
-    # mean difference, which a changed word hides.
-    import io
-
-    from PIL import Image, ImageChops
-
-    committed = Image.open(path.with_suffix(".jpg"))
-    assert committed.format == "JPEG" and committed.size == (make_workflows.THUMB, make_workflows.THUMB)
-    fresh = Image.open(io.BytesIO(make_workflows.thumbnail_bytes(runner.load_workflow(path))))
-    diff = ImageChops.difference(committed.convert("RGB"), fresh.convert("RGB")).convert("L")
-    changed = sum(diff.point(lambda v: v > 24).histogram()[1:])
-    assert changed == 0, (f"{path.with_suffix('.jpg').name} is stale ({changed} pixels differ, box {diff.getbbox()}): "
-                          "run tests/headless/make_workflows.py")
-
-
-def test_cards_tell_recipes_apart_and_sort_featured_first():
-    # A → Z (and a by-name listing) shows the published SEGA recipe and plain DyPE on Flux.1-dev first; every image
-    # card's name carries what people search for near its start (the template search's reach: test_browser.py).
-    names = sorted(p.stem for p in WORKFLOWS)
-    assert names[:2] == [make_workflows.shipped(k)[:-5] for k in (make_workflows.FLUX_KREA_SEGA,
-                                                                 make_workflows.FLUX_DEV_4096)]
-    for name in names:
-        assert name.find("upscale-free") <= 30, name
-    assert {make_workflows.card_facts(runner.load_workflow(p))["recipe"] for p in WORKFLOWS} == set(make_workflows.RECIPES)
-
-
-@pytest.mark.parametrize("path", WORKFLOWS, ids=ids)
-def test_opens_with_everything_on_screen_and_apart(path: Path):
-    # Offline half of the browser check: the saved view is the frontend's fit of the graph (what frontend 1.47 shows
-    # for a template card); at it every node, title included, lies in the part of a 1920×1080 window the frontend
-    # leaves to the canvas (sidebar 60 px, chrome 140 px high, minimap right of 1664 px), at a zoom where it draws
-    # text; no two nodes overlap, and the 22 units above each badged node's title are free of other nodes.
-    wf = runner.load_workflow(path)
-    boxes = [(*n["pos"], *n["size"]) for n in wf["nodes"]]
-    assert wf["extra"]["ds"] == make_workflows.fit_view(boxes)
-    scale, (ox, oy) = wf["extra"]["ds"]["scale"], wf["extra"]["ds"]["offset"]
-    assert scale >= 0.75
-    title = make_workflows.TITLE_H
-    rects = {n["id"]: (n["pos"][0], n["pos"][1] - title, n["pos"][0] + n["size"][0], n["pos"][1] + n["size"][1])
-             for n in wf["nodes"]}
-    for node in wf["nodes"]:
-        left, top, right, bottom = ((v + o) * scale for v, o in zip(rects[node["id"]], (ox, oy, ox, oy), strict=True))
-        assert left >= 60 and top >= 140 and right <= 1664 and bottom <= 1080, (node["type"], left, top, right, bottom)
-        x0, y0, x1, _ = rects[node["id"]]
-        badge = (x0, y0 - 22, x1, y0)
-        for other, (a, b, c, d) in rects.items():
-            if other == node["id"]:
-                continue
-            assert not (min(x1, c) > max(x0, a) and min(rects[node["id"]][3], d) > max(y0, b)), (node["type"], other)
-            if node["type"] in make_workflows.BADGED:
-                assert not (min(badge[2], c) > max(badge[0], a) and min(badge[3], d) > max(badge[1], b)), \
-                    f"{node['type']}'s badge would sit on node {other}"
-
-
-def test_registry_icon_is_ours_current_and_linked():
-    import re
-
-    from PIL import Image, ImageChops
-
-    # `key = "value"` lines of pyproject.toml (tomllib is 3.11+, the pack supports 3.10)
-    meta = dict(re.findall(r'^(\w+) = "(.*)"$', (runner.WORKFLOWS_DIR.parent / "pyproject.toml").read_text(), re.M))
-    repo = meta["Repository"].removeprefix("https://github.com/")
-    assert meta["Icon"] == f"https://raw.githubusercontent.com/{repo}/main/icon.png"
-    assert meta["Documentation"].startswith(meta["Repository"]) and meta["Issues"] == f"{meta['Repository']}/issues"
-    shipped = Image.open(make_workflows.ICON)
-    assert shipped.format == "PNG" and shipped.size == (400, 400)
-    changed = ImageChops.difference(shipped.convert("RGB"), make_workflows.icon()).getbbox()
-    assert changed is None, f"icon.png is stale (differs in {changed}): run make_workflows.py"
-
-
-def test_docs_list_every_workflow_and_readme_pictures_exist():
-    # docs/workflows.md's table names each shipped workflow once, by its file name; README's pictures are committed.
-    import re
-
-    root = runner.WORKFLOWS_DIR.parent
-    table = (root / "docs" / "workflows.md").read_text(encoding="utf-8")
-    rows = re.findall(r"^\| (\d\d [^|]*upscale-free[^|]*?)(?: ¹)? \|", table, re.M)
-    assert sorted(rows) == sorted(p.stem for p in WORKFLOWS)
-    readme = (root / "README.md").read_text(encoding="utf-8")
-    pictures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", readme)
-    assert pictures and all((root / p).is_file() for p in pictures), pictures

@@ -11,10 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import tiny_configs
 import tiny_models
 import torch
 
-TEXT_WIDTH = tiny_models.TEXT_WIDTH
+TEXT_WIDTH = tiny_configs.TEXT_WIDTH
 CLIP_VISION_WIDTH = 1280  # Wan I2V's MLPProj input (clip vision penultimate hidden states)
 
 _WAN21: dict[str, Any] = dict(
@@ -103,7 +104,7 @@ def host_config(family: str) -> tuple[str, dict]:
     if fam.class_name.startswith("HunyuanVideo"):
         module = importlib.import_module("comfy.ldm.hunyuan_video.model")
         names = {f.name for f in dataclasses.fields(module.HunyuanVideoParams)}
-        config.update({k: v for k, v in tiny_models._NEWER_PARAMS.items() if k in names and k not in config})
+        config.update({k: v for k, v in tiny_configs._NEWER_PARAMS.items() if k in names and k not in config})
     return fam.class_name, config
 
 

@@ -1,9 +1,10 @@
 """Anima (newer hosts; ``model_base.Anima``, a Cosmos-Predict2 2B DiT with an LLM text adapter): its RoPE is Cosmos'
-``VideoRopePosition3DEmb`` at ``diffusion_model.pos_embedder`` (nodes/cosmos_rope.py): pairs (time, row, col) =
-[44, 42, 42] for head dim 128, theta 10000 times the NTK factor detection sets (extrapolation ratio 4 on rows and
-columns), patch 2 on a Wan 2.1-format 8x latent. Text reaches the image through cross-attention only. Anima samples
-as a flow model (sigma in [0, 1]); Cosmos-Predict2 itself (``model_base.CosmosPredict2``) samples EDM-style sigmas
-and is refused (registry)."""
+``VideoRopePosition3DEmb`` at ``diffusion_model.pos_embedder`` (nodes/rope_patch/cosmos_embedder.py): pairs (time, row,
+col) = [44, 42, 42] for head dim 128, theta 10000 times the NTK factor detection sets (extrapolation ratio 4 on rows and
+columns), patch 2 on a Wan 2.1-format 8x latent. Time pairs keep the model's own (the spatial-only rule,
+nodes/rope_patch/spatial_only.py). Text reaches the image through cross-attention only. Anima samples as a flow model
+(sigma in [0, 1]); Cosmos-Predict2 itself (``model_base.CosmosPredict2``) samples EDM-style sigmas and is refused
+(registry)."""
 
 from .base import COSMOS_ROPE, FamilyAdapter, TokenEmbedding
 

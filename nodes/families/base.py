@@ -1,11 +1,9 @@
 """What the patch needs to know about one model family. One small module per family fills it in.
 
-The rule every family follows (README, "Families"): only the id columns in ``spatial_axes`` are rescaled, and on
-those columns *every* token gets the column's schedule, text and reference tokens included. Where a family puts its
-text on the spatial columns (Qwen-Image's diagonal, Ovis/LongCat's sequential text, OmniGen2's caption), text and
-image rotations are then both built from the same per-axis frequencies, so every text↔image phase difference stays
-a function of the position difference, exactly as in the stock model. Other columns (Flux's index, Flux.2's text
-axis, Lumina's caption axis, a video's time axis) keep the model's own frequencies.
+Every family follows one rule, the spatial-only rule (nodes/rope_patch/spatial_only.py, README "Families"): only the
+id columns in ``spatial_axes`` are rescaled, every token on them included (text and references too); time, text and
+index columns keep the model's own frequencies. A family module says where its text and extra streams sit; which
+columns that leaves alone follows from the rule, never from code of its own.
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ HEADS_FIRST = 1
 TOKENS_FIRST = 2
 #: What ``embedder_attr`` holds: an EmbedND-style module called with ids (every family but one) ...
 EMBEDND = "embednd"
-#: ... or Cosmos' VideoRopePosition3DEmb, called with the latent's shape (Anima; nodes/cosmos_rope.py).
+#: ... or Cosmos' VideoRopePosition3DEmb, called with the latent's shape (Anima; nodes/rope_patch/cosmos_embedder.py).
 COSMOS_ROPE = "cosmos"
 #: The module that defines ComfyUI's model classes.
 COMFY_MODEL_BASE = "comfy.model_base"
@@ -68,7 +66,7 @@ class FamilyAdapter:
     display_name: str
     model_base_classes: frozenset[str]  # ComfyUI model_base class names, matched exactly (see comfy_class_name)
     embedder_attr: str  # path for add_object_patch / get_model_object
-    spatial_axes: tuple[int, int]  # id columns holding (row, col); every other column is never scaled
+    spatial_axes: tuple[int, int]  # id columns holding (row, col); every other keeps its frequencies (spatial_only.py)
     patch_size: int  # latent pixels per token along each spatial axis
     px_per_token: int  # image pixels per token (VAE factor * patch size)
     default_base_px: int  # trained resolution (pixels; the long side when default_base_hw is set)

@@ -1,6 +1,7 @@
 """Chroma (a ``Flux`` subclass: exact class name, so it never passes as Flux.1) and Chroma Radiance (pixel space:
 3-channel images, 16x16 pixel patches). Ids (0, row, col) from 0 built in the latent dtype, text ids 0 (Radiance's
-optional sequential text ids sit on column 0), EmbedND (B,1,N,64,2,2) float32.
+optional sequential text ids sit on column 0, left alone by the spatial-only rule: nodes/rope_patch/spatial_only.py),
+EmbedND (B,1,N,64,2,2) float32.
 
 Chroma1-HD (1024) and Chroma1-Base (512) are one class with the same weights layout: the user picks Base."""
 

@@ -1,4 +1,5 @@
-"""Flux.1 (dev, schnell, Krea, Kontext, Fill): ids (index, row, col) from 0, text ids 0, EmbedND (B,1,N,64,2,2).
+"""Flux.1 (dev, schnell, Krea, Kontext, Fill): ids (index, row, col) from 0, text ids 0, EmbedND (B,1,N,64,2,2). The
+index column keeps its frequencies (the spatial-only rule, nodes/rope_patch/spatial_only.py).
 
 Kontext reference latents enter as extra tokens with index 1 and offset positions; the scale comes from the
 generated latent (the ``x`` the sampler passes), so references never inflate it. A ``model_base.Flux`` whose params

@@ -1,6 +1,7 @@
 """Flux.2 (dev) and Klein: EmbedND(theta 2000, axes [32]*4) over (index, row, col, text position), patch 1 on a
 128-channel 16x VAE latent. Text sits on axis 3 (never scaled); reference images go up the index axis in steps of
-10 (``ref_index_scale``), so they never move on the spatial columns either."""
+10 (``ref_index_scale``), so they never move on the spatial columns either (the spatial-only rule,
+nodes/rope_patch/spatial_only.py)."""
 
 from .base import FamilyAdapter, TokenEmbedding
 

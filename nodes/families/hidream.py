@@ -1,5 +1,6 @@
 """HiDream-I1: its own EmbedND copy (theta 10000, axes [64, 32, 32], no ``dim``) that returns (B, N, 1, pairs, 2, 2).
-Ids (0, row, col) with the image tokens first, then T5 and Llama text tokens at 0."""
+Ids (0, row, col) with the image tokens first, then T5 and Llama text tokens at 0. Column 0 keeps its frequencies
+(the spatial-only rule, nodes/rope_patch/spatial_only.py)."""
 
 from .base import TOKENS_FIRST, FamilyAdapter, TokenEmbedding
 

@@ -1,5 +1,6 @@
 """HunyuanImage 2.1 (``model_base.HunyuanImage21`` on the HunyuanVideo DiT): 2-D ids (row, col) only, theta 256,
-axes [64, 64], patch 1 on a 64-channel 32x VAE latent (32 px per token). Image tokens first, text ids 0."""
+axes [64, 64], patch 1 on a 64-channel 32x VAE latent (32 px per token). Image tokens first, text ids 0.
+Both columns are spatial, so the spatial-only rule (nodes/rope_patch/spatial_only.py) rescales every column."""
 
 from .base import FamilyAdapter, TokenEmbedding
 

@@ -2,7 +2,7 @@
 [16, 56, 56]), patch (1, 2, 2) on the 8x VAE (16 px per token). Image tokens come first, then text at 0 on every
 column (never moved). The I2V ``ref_latent`` is prepended at frame -1 with its columns shifted by the width: it
 shares the columns' schedule and never changes the scale, which is the generated latent's. Column 0 is time and
-keeps the model's own frequencies.
+keeps the model's own frequencies (the spatial-only rule, nodes/rope_patch/spatial_only.py).
 
 Trained sizes are (rows, cols) landscape, compared with the latent in its own orientation (base.py). Where a
 family documents several aspect ratios per class, the class's size is the per-axis maximum over them, so none of

@@ -4,7 +4,8 @@ axes [32, 48, 48]) and ``movedim``s the table itself, patch (1, 2, 2) on the 16-
 model's ``rope_scale_factor`` is (1, 1, 1) (model detection), so the ids are plain integers; a factor other than 1
 (the video models) makes them fractional, which is refused (registry). Text has its own 1-D RoPE
 (``rope_embedder_1d``) inside its own encoder blocks and reaches the image only through cross-attention: the image's
-self-attention holds image tokens alone. Column 0 is time (one frame) and is never scaled."""
+self-attention holds image tokens alone. Column 0 is time (one frame) and is never scaled (the spatial-only rule,
+nodes/rope_patch/spatial_only.py)."""
 
 from .base import FamilyAdapter, TokenEmbedding
 

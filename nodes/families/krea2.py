@@ -1,6 +1,7 @@
 """Krea 2 (newer hosts; ``model_base.Krea2``, a single-stream DiT, not FLUX.1-Krea-dev): EmbedND over
 (index, row, col) with theta 1000 and axes [32, 48, 48] for head dim 128; text ids 0; patch 2 on a Wan-2.1-format
-(5-D) latent; references up the index axis.
+(5-D) latent; references up the index axis, which keeps its frequencies (the spatial-only rule,
+nodes/rope_patch/spatial_only.py).
 
 Raw (up to 1k) and Turbo (1k to 2k) are one class, one config: the user picks Raw; the default is Turbo, the
 larger, so neither is rescaled at its own sizes unless the user says so."""

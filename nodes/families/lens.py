@@ -1,6 +1,7 @@
 """Lens (newer hosts; ``model_base.Lens``): EmbedND ``pos_embed`` (head dim 64: axes [8, 28, 28]) over
 (frame, row, col); centred image ids and text on the diagonal from max(h//2, w//2), as Qwen-Image; one token per
-Flux.2 latent pixel. The ids have batch 1 whatever the batch. Text follows the pack's text rule (base.py)."""
+Flux.2 latent pixel. The ids have batch 1 whatever the batch. Text follows the spatial-only rule
+(nodes/rope_patch/spatial_only.py)."""
 
 from .base import FamilyAdapter, TokenEmbedding
 

@@ -1,7 +1,8 @@
 """LongCat-Image (newer hosts; ``model_base.LongCatImage``, a Flux subclass): text ids 0..L-1 on rows and cols
 (``txt_ids_dims [1, 2]``), and the model's own ``rope_options`` shift the image by the text length on both spatial
 axes (and to index 1). Positions are taken as the model builds them; the schedule only changes frequencies, so the
-offset cancels in every phase difference. Text follows the pack's text rule (base.py)."""
+offset cancels in every phase difference. Text follows the spatial-only rule
+(nodes/rope_patch/spatial_only.py)."""
 
 from .base import FamilyAdapter, TokenEmbedding
 

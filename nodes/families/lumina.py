@@ -1,9 +1,10 @@
 """Lumina 2 and Z-Image (both ``model_base.Lumina2``, NextDiT): ids (caption seq, row, col). Caption tokens count up
-column 0 (never scaled) and sit at 0 on the spatial columns; image tokens share one column-0 value. The model
-``movedim``s EmbedND's (B,1,N,...) itself, so the embedder keeps EmbedND's layout. Told apart by the RoPE base the
-model was built with (model detection sets 256 for Z-Image, 10000 for Lumina 2). Z-Image pixel space (newer hosts)
-has its own class and patches RGB pixels directly (the patch is read from the model). Newer hosts call the embedder
-once per segment (caption, image, references) with batch-1 ids: every call gets the same per-call schedule."""
+column 0 (never scaled: the spatial-only rule, nodes/rope_patch/spatial_only.py) and sit at 0 on the spatial columns;
+image tokens share one column-0 value. The model ``movedim``s EmbedND's (B,1,N,...) itself, so the embedder keeps
+EmbedND's layout. Told apart by the RoPE base the model was built with (model detection sets 256 for Z-Image, 10000 for
+Lumina 2). Z-Image pixel space (newer hosts) has its own class and patches RGB pixels directly (the patch is read from
+the model). Newer hosts call the embedder once per segment (caption, image, references) with batch-1 ids: every call
+gets the same per-call schedule."""
 
 from dataclasses import replace
 

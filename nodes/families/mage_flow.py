@@ -1,6 +1,6 @@
 """Mage-Flow (newer hosts; ``model_base.MageFlow``, a QwenImage subclass: exact class name, so it is not taken for
 Qwen-Image): Qwen-style blocks on a Flux.2 latent with patch 1, centred image ids (Mage's own offset), unrotated
-text (ids 0), references on the index axis."""
+text (ids 0), references on the index axis (left alone: the spatial-only rule, nodes/rope_patch/spatial_only.py)."""
 
 from .base import FamilyAdapter, TokenEmbedding
 

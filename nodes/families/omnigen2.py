@@ -1,7 +1,8 @@
 """OmniGen2: the EmbedND *inside* ``OmniGen2RotaryPosEmbed`` (the outer module has an 8-argument forward and
 slices the table itself). Ids int32: caption (i, i, i) on every column, reference k at (t_k, row, col), the target
 at (t_last, row, col). Its forward has no DIFFUSION_MODEL wrapper, which the pack does not need: sigma comes from
-APPLY_MODEL. The caption sits on the spatial columns, so it follows the pack's text rule (base.py). Boogu (newer
+APPLY_MODEL. The caption sits on the spatial columns, so it follows the spatial-only rule
+(nodes/rope_patch/spatial_only.py). Boogu (newer
 hosts; an OmniGen2 subclass with a dual-stream stage) uses the same rotary module."""
 
 from .base import FamilyAdapter, TokenEmbedding

@@ -1,7 +1,8 @@
 """Ovis-Image (newer hosts): a plain ``model_base.Flux`` whose text ids run 0..L-1 on the row *and* col columns
 (``params.txt_ids_dims == [1, 2]``, set by model detection from the Ovis keys). Detected from those params, not the
-class name. Text follows the pack's one rule (base.py): it gets the same per-axis schedule as the image, so every
-text↔image phase difference is the stock model's function of the position difference.
+class name. Text follows the spatial-only rule (nodes/rope_patch/spatial_only.py): it gets the same per-axis
+schedule as the image, so every text↔image phase difference is the stock model's function of the position
+difference.
 """
 
 from .base import FamilyAdapter, TokenEmbedding, params_attr

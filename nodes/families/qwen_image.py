@@ -2,7 +2,7 @@
 
 The scale comes from the generated latent's grid only (text and reference latents never count). The model casts
 the table to its dtype itself, so the embedder returns float32 like stock. Latents are 5-D (B, C, T, H, W). Text on
-the diagonal follows the pack's text rule (base.py).
+the diagonal follows the spatial-only rule (nodes/rope_patch/spatial_only.py).
 """
 
 from ...spectral import PaperQuirks

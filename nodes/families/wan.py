@@ -2,12 +2,13 @@
 
 ``WanModel.rope_encode`` builds ids (frame, row, col) from 0 in ``x.dtype`` with batch 1, calls ``rope_embedder``
 (EmbedND, theta 10000, axes [44, 42, 42] for head dim 128) and ``movedim``s the table itself, so the embedder keeps
-EmbedND's layout. Column 0 is time: frames stay exactly as trained; rows and columns get DyPE/SEGA as in images.
-There are no text tokens in self-attention. Every extra stream goes through the same embedder with its own ids and
-shares the generated latent's scale: I2V/FLF/Fun concat channels and clip-vision tokens add no positions at all,
-``reference_latent`` / ``time_dim_concat`` / S2V motion frames / Animate pose and reference add frames (time axis).
-On newer hosts (0.30) in-context ``context_latents`` streams (``source_id`` 1, 2, ...) get ComfyUI's extra
-source rotation composed onto our table afterwards: a constant per-pair phase, so it commutes with the rescaling.
+EmbedND's layout. Column 0 is time: frames stay exactly as trained (the spatial-only rule,
+nodes/rope_patch/spatial_only.py); rows and columns get DyPE/SEGA as in images. There are no text tokens in
+self-attention. Every extra stream goes through the same embedder with its own ids and shares the generated latent's
+scale: I2V/FLF/Fun concat channels and clip-vision tokens add no positions at all, ``reference_latent`` /
+``time_dim_concat`` / S2V motion frames / Animate pose and reference add frames (time axis). On newer hosts (0.30)
+in-context ``context_latents`` streams (``source_id`` 1, 2, ...) get ComfyUI's extra source rotation composed onto our
+table afterwards: a constant per-pair phase, so it commutes with the rescaling.
 
 Trained sizes (rows x cols px, both orientations): Wan 2.1 1.3B 480x832; the 14B models (2.1 T2V/I2V 720P,
 2.2 high/low-noise pair) 720x1280, also trained at 480x832 (the 2.1 I2V 480P checkpoint, which has the same dims:

@@ -6,7 +6,7 @@ without a space), key facts in bold rather than only in inline code (low contras
 
 from __future__ import annotations
 
-from .image_families import FamilyWorkflow
+from .family_spec import FamilyWorkflow
 
 _FLUX_FILES = """\
 **Model files** (the names ComfyUI's own Flux templates use; the loaders offer the download links):

@@ -110,6 +110,7 @@ class ComfyServer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = work_dir / "server.log"
         self._proc: subprocess.Popen | None = None
+        self._started = 0.0
 
     def _prepare(self) -> tuple[Path, Path]:
         root = host.comfyui_root()
@@ -126,7 +127,10 @@ class ComfyServer:
                 (base / "models" / folder / name).touch()
         return shadow, base
 
-    def __enter__(self) -> ComfyServer:
+    def start(self) -> ComfyServer:
+        """Start the server process and return at once; ``__enter__`` (or ``wait``) waits until it answers."""
+        if self._proc is not None:
+            return self
         shadow, base = self._prepare()
         # main.py run as __main__ from the shadow dir, after the test stubs for torchvision/torchaudio (tests/stubs.py)
         # are installed in the server process: ComfyUI imports them at load time, the pack never uses them.
@@ -142,17 +146,29 @@ class ComfyServer:
             env["PYTHONPATH"] = os.pathsep.join(p for p in (str(self.templates), env.get("PYTHONPATH")) if p)
         self._log = self.log_path.open("w")
         self._proc = subprocess.Popen(cmd, cwd=shadow, stdout=self._log, stderr=subprocess.STDOUT, env=env)
-        deadline = time.monotonic() + self.start_timeout
-        while time.monotonic() < deadline:
+        self._started = time.monotonic()
+        return self
+
+    def wait(self) -> ComfyServer:
+        """Wait until the started server answers: ``start_timeout`` from its start (a server started long before,
+        ``browser.start_early``, is asked at least once)."""
+        assert self._proc is not None, "start() first"
+        deadline = self._started + self.start_timeout
+        while True:
             if self._proc.poll() is not None:
                 raise RuntimeError(f"ComfyUI exited with {self._proc.returncode}; log:\n{self.log()}")
             try:
                 self.stats = self.get("/system_stats")
                 return self
             except OSError:
+                if time.monotonic() > deadline:
+                    break
                 time.sleep(0.25)
         self.__exit__(None, None, None)
         raise RuntimeError(f"ComfyUI did not answer on {self.url} within {self.start_timeout:.0f} s; log:\n{self.log()}")
+
+    def __enter__(self) -> ComfyServer:
+        return self.start().wait()
 
     def get(self, path: str) -> Any:
         with urllib.request.urlopen(self.url + path, timeout=10) as response:  # noqa: S310 (our own localhost)

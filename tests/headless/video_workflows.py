@@ -1,4 +1,4 @@
-"""The video example workflows (Wan 2.1 and Wan 2.2), built with make_workflows' ``Graph``; ``build_video()`` is
+"""The video example workflows (Wan 2.1 and Wan 2.2), built with graph.py's ``Graph``; ``build_video()`` is
 merged into ``make_workflows.build_all()``.
 
 Graphs follow ComfyUI's official templates (comfyui-workflow-templates-json 0.1.123: ``text_to_video_wan`` and
@@ -10,21 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .make_workflows import (
-    DYPE_DEFAULTS,
-    LOADER_W,
-    MODEL_URLS,
-    OURS_W,
-    PROMPT_W,
-    SAMPLER_W,
-    SHAPES,
-    Graph,
-    add_note,
-    columns,
-)
+from .graph import LOADER_W, MODEL_URLS, OURS_W, PROMPT_W, SAMPLER_W, SHAPES, Graph, add_note, columns
+from .make_workflows import DYPE_DEFAULTS
 
 _CORE = {"cnr_id": "comfy-core", "ver": "0.3.75"}
-# The video graphs' node shapes and download links join make_workflows' tables here, so image and video builders
+# The video graphs' node shapes and download links join graph.py's tables here, so image and video builders
 # change separately; build_all imports this module before any video graph is built.
 SHAPES.update({
     "ModelSamplingSD3": ([("model", "MODEL")], [("shift", "FLOAT")], [("MODEL", "MODEL")], _CORE),

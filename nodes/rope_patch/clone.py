@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from ..families import FamilyAdapter, UnsupportedModelError, detect_family
+from ..families.base import COSMOS_ROPE
 from .config import CONFIG_KEY, WRAPPER_KEY, PatchConfig, read_config
-from .cosmos_rope import CosmosRopeEmbedder, cosmos_rope_problem
+from .cosmos_embedder import CosmosRopeEmbedder, cosmos_rope_problem
 from .embedder import ExtrapolatingRopeEmbedder, describe_module, is_stock_rope_embedder
-from .families import FamilyAdapter, UnsupportedModelError, detect_family
-from .families.base import COSMOS_ROPE
 from .ids_check import HISTORY_KEY, IdsHistory
-from .runtime import apply_model_wrapper, calc_cond_batch_wrapper, outer_sample_wrapper
+from .wrappers import apply_model_wrapper, calc_cond_batch_wrapper, outer_sample_wrapper
 
 logger = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ import logging
 
 import torch
 
-from .families import FamilyAdapter
+from ..families import FamilyAdapter
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The errors that stop a sampling run, each naming the cause the pack can actually see.
 
 Every model call checks that the shared base model still holds the replacement embedder this run's clone
-object-patched in (runtime.apply_model_wrapper). What it holds instead tells the causes apart:
+object-patched in (wrappers.apply_model_wrapper). What it holds instead tells the causes apart:
 
 * another clone's DyPE/SEGA embedder: another sampler, on another thread, loaded its clone onto the shared model;
 * ComfyUI's own embedder, and a clone other than this run's is what the host has loaded: the same, with a clone

@@ -1,4 +1,4 @@
-"""The Schedule Preview as a figure someone can read without the README: drawing only (schedule_preview.py computes).
+"""The Schedule Preview as a figure someone can read without the README: drawing only (curves.py computes).
 
 Two rows of two heat maps, one column per image axis. Top row: how much DyPE compresses each RoPE frequency pair at
 each step, original over used frequency (1x = the model's own positions). Bottom row: the attention temperature of
@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from .families import find_adapter
+from ..families import find_adapter
+from .curves import schedule_curves
+from .request import PreviewRequest
 
 if TYPE_CHECKING:
     from PIL import Image
-
-    from .schedule_preview import PreviewRequest
 
 # A perceptually ordered dark blue -> yellow ramp (viridis-like), as (position, RGB) stops.
 RAMP = ((0.0, (20, 24, 82)), (0.35, (38, 120, 160)), (0.7, (110, 200, 100)), (1.0, (250, 230, 60)))
@@ -203,3 +203,8 @@ def _key(draw_, key: ColourKey, box: tuple[int, int, int, int]) -> None:
         ty = y + (key.high - value) / (key.high - key.low) * (h - 1)
         draw_.line([x + w, ty, x + w + 4, ty], fill=MUTED)
         draw_.text((x + w + 6, ty), text, fill=INK, font=small, anchor="lm")
+
+
+def render(request: PreviewRequest):
+    """The preview as a PIL image: the figure of this request's curves."""
+    return draw(request, schedule_curves(request))

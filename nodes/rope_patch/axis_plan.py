@@ -1,6 +1,6 @@
 """Per spatial axis, what one model call does: the scale its positions use, SEGA-alone's NTK factor, the s of SEGA's
 m_ref and whose temperatures it takes. This is where the SEGA recipe (spectral/recipes.py) meets a family and a
-latent grid; the frequencies and temperatures themselves are built in runtime.py.
+latent grid; the frequencies and temperatures themselves are built in schedule.py.
 
 * With a DyPE node, positions are DyPE's: each axis its own scale (tokens / trained tokens), plain RoPE at or
   below 1. SEGA then only supplies temperatures, on the axes DyPE rescales.
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..rope import official_ntk_factor, official_qwen_ntk_factors
-from ..spectral import NO_QUIRKS, recipe_rules
+from ...rope import official_ntk_factor, official_qwen_ntk_factors
+from ...spectral import NO_QUIRKS, recipe_rules
+from ..families import FamilyAdapter
 from .config import PatchConfig
-from .families import FamilyAdapter
 
 
 @dataclass(frozen=True)

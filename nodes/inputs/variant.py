@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from comfy_api.latest import io
 
-from .families import AUTO_VARIANT, variant_options
+from ..families import AUTO_VARIANT, variant_options
 
 VARIANT_TOOLTIP = (
     "Which checkpoint this is, where one model class has checkpoints trained at different sizes that nothing in "

@@ -11,10 +11,10 @@ import logging
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..rope import PositionSchedule
+from ...rope import PositionSchedule
 
 if TYPE_CHECKING:
-    from ..spectral import SegaSettings
+    from ...spectral import SegaSettings
 
 logger = logging.getLogger(__name__)
 

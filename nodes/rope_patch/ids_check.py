@@ -1,9 +1,9 @@
 """When a model call may gather its RoPE table from the window, and what happens when ids move after that.
 
-The embedder (embedder.py) builds the first table of each *ids signature* of a run (ids_signature: everything the
-ids can depend on besides tensor values) with the stock formula and leaves a device flag: was every id an integer
-inside the window? That verdict reaches the host without a wait (a CPU flag is already there; a CUDA flag comes by
-a non-blocking copy whose event later calls poll), and only later calls of the signature gather.
+The embedder (embedder.py; its tables: tables.py) builds the first table of each *ids signature* of a run
+(ids_signature: everything the ids can depend on besides tensor values) with the stock formula and leaves a device flag:
+was every id an integer inside the window? That verdict reaches the host without a wait (a CPU flag is already there; a
+CUDA flag comes by a non-blocking copy whose event later calls poll), and only later calls of the signature gather.
 
 A gathered table flags a miss as well: ids that moved after the check, i.e. a node that moves positions
 differently from one call to the next under one signature (no ComfyUI node does). Such a result never passes as a
@@ -31,7 +31,7 @@ from .errors import describe_suspects, window_miss_error
 
 logger = logging.getLogger(__name__)
 
-#: transformer_options key of the clone's IdsHistory (patch.patch_model puts one on every patched clone).
+#: transformer_options key of the clone's IdsHistory (clone.patch_model puts one on every patched clone).
 HISTORY_KEY = "dype_sega_ids_history"
 
 

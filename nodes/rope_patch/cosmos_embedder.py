@@ -4,7 +4,8 @@ pairs in (time, row, col) order, each pair EmbedND's ``[[cos, -sin], [sin, cos]]
 EmbedND's with theta ``10000 · ntk_factor`` (the NTK extrapolation the checkpoint was trained with), so the pack's
 schedule is built from that theta. Rows and columns get the call's schedule on their integer positions; the time
 pairs are the original's, untouched (its own theta and fps modulation). At or below the trained size, or outside a
-patched call, the original table is returned as it is.
+patched call, the original table is returned as it is. Time pairs keep the model's own by the spatial-only rule
+(spatial_only.py), which ``keep_model_columns`` applies.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from dataclasses import replace
 
 import torch
 
-from .embedder import ExtrapolatingRopeEmbedder, embed_ids
+from ..families import UnsupportedModelError
+from .embedder import ExtrapolatingRopeEmbedder
 from .errors import concurrent_sampling_error
-from .families import UnsupportedModelError
-from .runtime import CALL
+from .scopes import CALL
+from .spatial_only import keep_model_columns
+from .tables import embed_ids
 
 #: ComfyUI's class (comfy.ldm.cosmos.position_embedding) this module stands in for.
 COSMOS_ROPE_CLASS = "VideoRopePosition3DEmb"
@@ -56,8 +59,7 @@ class CosmosRopeEmbedder(ExtrapolatingRopeEmbedder):
         ids = _grid_ids(frames, rows, cols, table.device)
         axes = tuple(_one_row(axis) for axis in scope.axes)
         ours = embed_ids(ids, self.axes_dim, self.theta, axes, 1, scope.device)[0, 0]  # (L, pairs, 2, 2)
-        time_pairs = self.axes_dim[0] // 2
-        return torch.cat([table[:, :time_pairs], ours[:, time_pairs:].to(table.dtype)], dim=1)
+        return keep_model_columns(table, ours.to(table.dtype), self.axes_dim, [axis.column for axis in axes], 1)
 
 
 def _grid_ids(frames: int, rows: int, cols: int, device: torch.device) -> torch.Tensor:

@@ -18,10 +18,11 @@ from contextlib import contextmanager
 
 import torch
 
+from ..families import FamilyAdapter
 from .config import PatchConfig
 from .embedder import ExtrapolatingRopeEmbedder, describe_module, is_stock_rope_embedder
-from .families import FamilyAdapter
-from .runtime import CALL, STEP, RunScope, build_call_scope
+from .schedule import build_call_scope
+from .scopes import CALL, STEP, RunScope
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,117 @@
+"""``python <pack> bench``: the replacement embedder and the patched model against ComfyUI's stock, side by side in
+one process on this machine (CUDA when present, else the CPU). Not a test: timings are medians of interleaved runs
+(every variant of a row runs once per round, so load changes hit them alike); compare ratios, not milliseconds.
+
+Needs ComfyUI: run it where ``comfy`` imports, or set ``COMFYUI_PATH``. Prints two Markdown tables (per model call;
+per run) and, with ``--output``, appends them to a file with the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from .embedder_rows import Case, embedder_row
+from .model import boot
+from .run_facts import compile_facts, per_step_counts
+from .whole_sampling import whole_sampling
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.1f}" if value >= 1 else f"{value:.2f}"
+
+
+def main(argv: Sequence[str], prog: str = "bench") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sides", type=int, nargs="+", default=[1024, 2048, 4096, 8192], help="Flux sizes, px")
+    parser.add_argument("--qwen-sides", type=int, nargs="*", default=[4096], help="Qwen-Image sizes, px")
+    parser.add_argument("--batch", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--repeats", type=int, default=5, help="timed rounds per embedder row (8192²: 3)")
+    parser.add_argument("--sampling-side", type=int, default=2048, help="whole-sampling size, px (0: skip)")
+    parser.add_argument("--sampling-runs", type=int, default=2, help="interleaved runs per variant")
+    parser.add_argument("--blocks", type=int, nargs=2, default=[1, 1], metavar=("DOUBLE", "SINGLE"))
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads (1: steadier on a shared machine)")
+    parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile facts")
+    parser.add_argument("--output", type=Path, default=None, help="append the tables to this Markdown file")
+    args = parser.parse_args(list(argv))
+    boot()
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.type == "cpu" and args.threads > 0:
+        torch.set_num_threads(args.threads)
+    started = time.perf_counter()
+    lines = [f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {device}"
+             f"{' ' + torch.cuda.get_device_name(device) if device.type == 'cuda' else ''}, torch {torch.__version__}"
+             f", {torch.get_num_threads()} threads; load average at start "
+             f"{', '.join(f'{v:.1f}' for v in os.getloadavg())}", "",
+             "Per model call (ms, medians; ours = the whole per-call work: schedule + gathered table; SEGA step = "
+             "schedule + FFT + allocation + table, recipe refined; paper embed = what recipe paper adds per step: "
+             "the patch embedding's channel mean over the latent, Linear 64 -> 3072):", "",
+             "| case | stock | yarn | ntk | pi | SEGA step | paper embed | floor | yarn/stock | SEGA/stock | "
+             "yarn/floor |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    print("\n".join(lines), flush=True)
+    cases = [Case("flux", side, b) for side in args.sides for b in args.batch]
+    cases += [Case("qwen_image", side, b) for side in args.qwen_sides for b in args.batch]
+    memory = {}
+    for case in cases:
+        repeats = min(args.repeats, 3) if case.side >= 8192 else args.repeats
+        ms = embedder_row(case, repeats, device, memory=case.side == 4096 and case.family == "flux")
+        if "mem_stock" in ms:
+            memory[case.batch] = ms
+        row = (f"| {case.label} | {_fmt(ms['stock'])} | {_fmt(ms['yarn'])} | {_fmt(ms['ntk'])} | {_fmt(ms['pi'])} | "
+               f"{_fmt(ms['sega'])} | {_fmt(ms['embed'])} | {_fmt(ms['floor'])} | {ms['yarn'] / ms['stock']:.3f} | "
+               f"{ms['sega'] / ms['stock']:.3f} | {ms['yarn'] / ms['floor']:.2f} |")
+        print(row, flush=True)
+        lines.append(row)
+    run_lines = ["", "Per run:", "", "| measure | case | stock | ours | ours/stock |", "|---|---|---|---|---|"]
+    for batch, ms in sorted(memory.items()):
+        for name, key in (("yarn", "mem_ours"), ("SEGA step", "mem_sega")):
+            run_lines.append(f"| peak extra memory of one call, MiB | Flux 4096² B{batch}, {name} | "
+                             f"{ms['mem_stock']:.0f} | {ms[key]:.0f} | {ms[key] / ms['mem_stock']:.2f} |")
+    counts = per_step_counts(device)
+    run_lines += [
+        f"| per step, split conds (2 model calls) | FFT (latent spectrum) | – | {counts['spectrum']:g} | – |",
+        f"| per step, split conds | tables built (one per model call) | {counts['calls']:g} | "
+        f"{counts['table']:g} | – |",
+        f"| per run of {counts['steps']} steps | tables gathered (after each signature's first call) | – | "
+        f"{counts['gather']} | – |",
+        f"| per run | tensor reads by our code during the steps (of them on a device) | – | "
+        f"{counts['reads_in_steps']} ({counts['reads_in_steps_device']}) | – |",
+        f"| per run | tensor reads by our code at the end (one transfer) | – | {counts['reads_at_end']} | – |",
+    ]
+    if not args.no_compile:
+        c = compile_facts(device)
+        run_lines += [
+            f"| torch._dynamo.explain | graph breaks (from our frames) | {c['stock_breaks']} ({c['stock_ours']}) | "
+            f"{c['patched_breaks']} ({c['patched_ours']}) | – |",
+            f"| torch.compile, 2 runs × 4 steps, cfg 3 | frames compiled: first call / after it / after 2nd call | "
+            f"{c['stock_first_call']} / {c['stock_later']} / {c['stock_after_second_call']} | "
+            f"{c['patched_first_call']} / {c['patched_later']} / {c['patched_after_second_call']} | – |",
+        ]
+    if args.sampling_side:
+        timing = whole_sampling(args.sampling_side, 4, args.sampling_runs, tuple(args.blocks), device)
+        for cfg, by_name in timing.items():
+            stock = by_name["stock"][0]
+            med, low, high, share = by_name["dype+sega"]
+            case = f"Flux {args.sampling_side}², {sum(args.blocks)} blocks, 4 steps, cfg {cfg:g}, DyPE + SEGA"
+            run_lines.append(
+                f"| whole sampling, s (median [min–max] of {args.sampling_runs}) | {case} | {stock:.1f} "
+                f"[{by_name['stock'][1]:.1f}–{by_name['stock'][2]:.1f}] | {med:.1f} [{low:.1f}–{high:.1f}] | "
+                f"{med / stock:.3f} |")
+            run_lines.append(f"| share of that time spent building RoPE tables | {case} | "
+                             f"{100 * by_name['stock'][3]:.2f}% | {100 * share:.2f}% | – |")
+    print("\n".join(run_lines), flush=True)
+    lines += run_lines
+    lines.append(f"\nBench wall time: {time.perf_counter() - started:.0f} s.")
+    print(lines[-1].strip())
+    if args.output is not None:
+        with args.output.open("a", encoding="utf-8") as handle:
+            handle.write("\n" + "\n".join(lines) + "\n")
+    return 0

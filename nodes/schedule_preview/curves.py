@@ -1,0 +1,139 @@
+"""What the knobs do, as numbers: per spatial axis, original/used frequency of every RoPE pair across the sampling
+steps (the DyPE paper's frequency figure) and the attention temperature per pair (YaRN's scalar or SEGA's band scales
+on a synthetic latent), following the same per-axis plan as the patched model. Pure torch, no ComfyUI."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import torch
+
+from ...rope import axis_frequencies, ntk_frequencies, plain_frequencies, yarn_attention_scale
+from ...spectral import axis_temperatures, latent_spectrum, recipe_rules, reference_temperature, token_map_spectrum
+from ..families import find_adapter
+from ..rope_patch.axis_plan import plan_call
+from ..rope_patch.config import PatchConfig
+from .request import PreviewRequest
+
+
+def flow_sigmas(steps: int, family: str, shift: float | None = None) -> torch.Tensor:
+    """The sigmas of a 'simple' flow schedule with the family's default shift rule (steps + 1 values, last 0):
+    Flux's exponential form (mu) or the linear (AuraFlow / SD3 / discrete-flow) form, per ``preview_shift``."""
+    if steps < 1:
+        raise ValueError(f"steps must be >= 1, got {steps}.")
+    rule, default = find_adapter(family).preview_shift
+    shift = default if shift is None else shift
+    t = torch.linspace(1.0, 0.0, steps + 1, dtype=torch.float64)
+    if rule == "exponential":
+        e = math.exp(shift)
+        sigma = e / (e + (1.0 / t.clamp(min=1e-12) - 1.0))
+    else:
+        sigma = shift * t / (1.0 + (shift - 1.0) * t)
+    sigma[-1] = 0.0
+    return sigma
+
+
+def _synthetic_latents(sigmas: torch.Tensor, grid: tuple[int, int], patch: int, start: int = 0,
+                       count: int | None = None) -> torch.Tensor:
+    """x_t = (1 - sigma) x0 + sigma noise, x0 a 1/f ("natural image") field: what SEGA sees along a run.
+
+    Steps ``start`` to ``start + count`` only; the field and the noise are the same whatever the chunk.
+    """
+    gen = torch.Generator().manual_seed(0)
+    h, w = grid[0] * patch, grid[1] * patch
+    fy = torch.fft.fftfreq(h)[:, None]
+    fx = torch.fft.rfftfreq(w)[None, :]
+    amplitude = 1.0 / torch.sqrt(fy**2 + fx**2).clamp(min=1.0 / max(h, w))
+    phase = torch.rand(16, h, w // 2 + 1, generator=gen) * 2 * math.pi
+    x0 = torch.fft.irfft2(amplitude * torch.exp(1j * phase), s=(h, w))
+    x0 = (x0 - x0.mean()) / x0.std()
+    noise = torch.randn(16, h, w, generator=gen)
+    s = sigmas[start:None if count is None else start + count, None, None, None].float()
+    return (1 - s) * x0 + s * noise
+
+
+STEPS_PER_CHUNK = 16  # synthetic latents of at most 16 steps at a time: ~64 MB whatever the step count
+
+
+def _chunked_spectrum(sigmas: torch.Tensor, grid: tuple[int, int], patch: int, settings):
+    """The recipe's spectrum of the synthetic run (one row per step), a few steps at a time so memory does not grow
+    with the steps. With no model at hand, "paper" reads the latent's tokens (as "diffusers port") instead of the
+    model's patch embedding."""
+
+    def spectrum_of(latents: torch.Tensor):
+        if recipe_rules(settings.recipe).spectrum == "latent":
+            return latent_spectrum(latents, patch, settings)
+        steps, channels, height, width = latents.shape
+        tokens = latents.mean(dim=1).reshape(steps, 1, height // patch, patch, width // patch, patch).mean(dim=(3, 5))
+        return token_map_spectrum(tokens, settings)
+
+    parts = [spectrum_of(_synthetic_latents(sigmas, grid, patch, start, STEPS_PER_CHUNK))
+             for start in range(0, len(sigmas), STEPS_PER_CHUNK)]
+    per_sample = ("axis_h", "axis_w", "radial", "spread", "valid")
+    return replace(parts[0], **{name: torch.cat([getattr(p, name) for p in parts]) for name in per_sample})
+
+
+def _config(request: PreviewRequest) -> PatchConfig:
+    """The patch the previewed nodes make: DyPE's positions unless SEGA is alone, SEGA's settings if on."""
+    config = PatchConfig()
+    if not (request.sega and request.sega_alone):
+        config = config.with_positions(request.schedule, request.base_px)
+    if request.sega:
+        config = config.with_sega(request.sega_settings, request.base_px)
+    return config
+
+
+def schedule_curves(request: PreviewRequest) -> dict:
+    """Per axis: ratio original/used frequency (steps, pairs) and temperature (steps, pairs), with the same per-axis
+    plan the patched model follows (rope_patch/axis_plan.py: positions, SEGA recipe's scale and m_ref)."""
+    adapter = find_adapter(request.family)
+    axis_dim, theta = adapter.spatial_axis_dim(), adapter.theta
+    grid = (max(1, round(request.height / adapter.px_per_token)), max(1, round(request.width / adapter.px_per_token)))
+    config = _config(request)
+    base_grid = adapter.base_grid(request.base_px, grid)
+    sigmas = flow_sigmas(request.steps, request.family, request.shift)[:-1]
+    original = plain_frequencies(axis_dim, theta)
+    settings = request.sega_settings
+    plans = plan_call(config, adapter, grid)
+    if plans is not None:  # the trained size the plan uses (SEGA "paper" on Qwen-Image: the official code's 1024)
+        base_grid = tuple(plan.base_tokens for plan in plans)
+    spectrum = None
+    if request.sega and plans is not None:
+        # Profiles only depend on the grid, so a coarser synthetic grid with the same token aspect keeps this fast
+        # (at most 256 latent pixels per side, whatever the patch: Chroma Radiance's tokens are 16 pixels wide).
+        preview_grid = tuple(min(n, max(8, 256 // adapter.patch_size)) for n in grid)
+        spectrum = _chunked_spectrum(sigmas, preview_grid, adapter.patch_size, settings)
+    freqs_per_axis, temperatures, scales = [], [], []
+    for index, key in enumerate(("h", "w")):
+        plan = None if plans is None else plans[index]
+        scale = grid[index] / base_grid[index] if plan is None else plan.scale
+        temperature = None
+        if plan is None or not plan.rescaled:
+            freqs = original.expand(len(sigmas), -1)
+        elif plan.ntk_factor is not None:
+            freqs = ntk_frequencies(axis_dim, theta, plan.ntk_factor).expand(len(sigmas), -1)
+        else:
+            freqs = axis_frequencies(config.effective_positions, axis_dim, theta, plan.scale, plan.base_tokens,
+                                     sigmas)
+        if plan is not None and plan.rescaled:
+            if spectrum is not None:
+                m_ref = reference_temperature(plan.m_ref_scale, settings.kappa, settings.m_ref)
+                if settings.recipe == "refined" or m_ref > 1.0 + 1e-8:
+                    temperature = axis_temperatures(freqs, getattr(spectrum, f"band_{key}"),
+                                                    getattr(spectrum, f"axis_{key}"), spectrum.spread,
+                                                    plan.m_ref_scale, settings, spectrum.valid)
+            elif not request.sega and request.schedule.method == "yarn":
+                temperature = torch.full_like(freqs, yarn_attention_scale(plan.scale))
+        freqs_per_axis.append(freqs)
+        temperatures.append(temperature)
+        scales.append(scale)
+    axes = {}
+    for index, (name, n) in enumerate((("rows", grid[0]), ("columns", grid[1]))):
+        source = index if plans is None else plans[index].temperature_axis
+        rescaled = plans is not None and plans[index].rescaled
+        temperature = temperatures[source] if rescaled else None
+        freqs = freqs_per_axis[index]
+        axes[name] = {"tokens": n, "scale": scales[index], "ratio": original / freqs,
+                      "temperature": torch.ones_like(freqs) if temperature is None else temperature.expand_as(freqs)}
+    return {"sigmas": sigmas, "axes": axes, "grid": grid, "base_tokens": max(base_grid), "base_grid": base_grid}

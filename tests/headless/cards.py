@@ -1,0 +1,139 @@
+"""The template browser's card picture of a workflow (its same-name ``.jpg``) and the registry icon: facts read
+from the graph and the pack, drawn with Pillow (make_workflows.py writes them; tests/test_workflows.py compares)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from . import registry
+from .graph import LATENT_NODES, WORKFLOWS_DIR
+
+# The three recipes a card can show, each with its own colour so cards tell them apart at a glance.
+RECIPES = {
+    "dype": ("DyPE", (37, 99, 175)),
+    "dype+sega": ("DyPE + SEGA · ours", (22, 122, 88)),
+    "sega": ("published SEGA recipe", (190, 84, 0)),
+}
+THUMB = 768  # px, square like the browser's cards (shown about 250 px wide: type below 30 px is not readable)
+
+
+def card_facts(workflow: dict[str, Any]) -> dict[str, Any]:
+    """What a template card says about a workflow, all read from the graph (and the pack's adapter for the trained
+    size): model (the note's heading), recipe, target size, trained size, sampler settings, the model chain."""
+    import host
+
+    nodes = workflow["nodes"]
+    by_type = {n["type"]: n["widgets_values"] for n in nodes}
+    heading = next(n for n in nodes if n["type"] == "MarkdownNote")["widgets_values"][0].splitlines()[0]
+    model = re.sub(r" \(.*\)$", "", heading.removeprefix("# ").split(" · ")[0])  # "(Zeta-Chroma)": in the note
+    dype, sega = by_type.get("DyPESEGA_PatchModel"), by_type.get("DyPESEGA_SEGAAttention")
+    recipe = "dype+sega" if dype and sega else "dype" if dype else "sega"
+    video = "EmptyHunyuanLatentVideo" in by_type
+    width, height, *rest = next(by_type[t] for t in (*LATENT_NODES, "EmptyHunyuanLatentVideo") if t in by_type)
+    unets = [n["widgets_values"][0] for n in nodes if n["type"] == "UNETLoader"]
+    adapter = host.pack_submodule("nodes.families").find_adapter(registry.MODEL_FAMILY[unets[0]])
+    families = host.pack_submodule("nodes.families")
+    widgets = dype or sega
+    short, long = adapter.trained_size(widgets[4 if dype else 7] or families.variant_base_px(widgets[-1], adapter))
+    trained = (long, short) if width >= height else (short, long)
+    if "KSampler" in by_type:
+        seed, _, steps, cfg, sampler, scheduler, _ = by_type["KSampler"]
+    else:
+        _, seed, _, steps, cfg, sampler, scheduler, *_ = by_type["KSamplerAdvanced"]
+    return {"model": model, "recipe": recipe, "size": (width, height), "frames": rest[0] if video else None,
+            "trained": (round(trained[0]), round(trained[1])), "steps": steps, "cfg": cfg, "sampler": sampler,
+            "guidance": by_type.get("FluxGuidance", [None])[0], "models": len(unets)}
+
+
+def _fit_font(draw, text: str, size: int, width: int):
+    from PIL import ImageFont
+
+    while size > 20 and draw.textlength(text, font=ImageFont.load_default(size=size)) > width:
+        size -= 2
+    return ImageFont.load_default(size=size)
+
+
+def thumbnail(workflow: dict[str, Any]):
+    """The template card's picture, readable at card size: the recipe on a band of its colour, the model, the
+    size, the key numbers and a drawing of the model chain with this pack's nodes in the recipe's colour. Only facts
+    of the graph: no sample image (none is made here), no invented output."""
+    from PIL import Image, ImageDraw
+
+    f = card_facts(workflow)
+    label, colour = RECIPES[f["recipe"]]
+    image = Image.new("RGB", (THUMB, THUMB), (248, 248, 246))
+    draw = ImageDraw.Draw(image)
+    pad, text_w = 40, THUMB - 80
+    draw.rectangle([0, 0, THUMB, 128], fill=colour)
+    draw.text((pad, 64), label, fill="white", font=_fit_font(draw, label, 60, text_w), anchor="lm",
+              stroke_width=1, stroke_fill="white")
+    draw.text((pad, 206), f["model"], fill=(20, 20, 20), font=_fit_font(draw, f["model"], 80, text_w), anchor="lm",
+              stroke_width=2, stroke_fill=(20, 20, 20))
+    (w, h), frames = f["size"], f["frames"]
+    size = f"{w} x {h}" + (f" x {frames} frames" if frames else "")  # Pillow's own font has no "×" or "→"
+    draw.text((pad, 306), size, fill=(20, 20, 20), font=_fit_font(draw, size, 64, text_w), anchor="lm",
+              stroke_width=1, stroke_fill=(20, 20, 20))
+    tw, th = f["trained"]
+    factor = f"{w / tw:.2g}x per side" if abs(w / tw - h / th) < 0.05 else f"{w / tw:.2g}x wide, {h / th:.2g}x high"
+    numbers = [f"trained at {tw} x {th}: {factor}",
+               f"{f['steps']} steps · {f['sampler']} · cfg {f['cfg']:g}"
+               + (f" · guidance {f['guidance']:g}" if f["guidance"] is not None else ""),
+               "one pass, no upscaler"]
+    for i, line in enumerate(numbers):
+        draw.text((pad, 396 + 56 * i), line, fill=(60, 60, 60), font=_fit_font(draw, line, 40, text_w), anchor="lm")
+    _draw_chain(draw, f, colour, top=620)
+    return image
+
+
+def _draw_chain(draw, facts: dict[str, Any], colour: tuple[int, int, int], top: int) -> None:
+    """model → [DyPE] → [SEGA] → sampler → image: this pack's nodes filled in the recipe's colour."""
+    from PIL import ImageFont
+
+    twice = " x2" if facts["models"] > 1 else ""
+    steps = [("model" + twice, False)]
+    steps += [("DyPE" + twice, True)] if facts["recipe"] != "sega" else []
+    steps += [("SEGA" + twice, True)] if facts["recipe"] != "dype" else []
+    steps += [("sampler" + twice, False), ("video" if facts["frames"] else "image", False)]
+    font = ImageFont.load_default(size=30)
+    gap, height, left, right = 30, 96, 40, THUMB - 40
+    width = (right - left - gap * (len(steps) - 1)) / len(steps)
+    for i, (text, ours) in enumerate(steps):
+        x0 = left + i * (width + gap)
+        box = [x0, top, x0 + width, top + height]
+        draw.rounded_rectangle(box, radius=14, fill=colour if ours else (255, 255, 255),
+                               outline=colour if ours else (150, 150, 150), width=3)
+        draw.text(((box[0] + box[2]) / 2, top + height / 2), text, anchor="mm", font=_fit_font(draw, text, 30, width - 12)
+                  if draw.textlength(text, font=font) > width - 12 else font, fill="white" if ours else (40, 40, 40))
+        if i:
+            y = top + height / 2
+            draw.line([x0 - gap + 4, y, x0 - 6, y], fill=(120, 120, 120), width=3)
+            draw.polygon([(x0 - 4, y), (x0 - 14, y - 7), (x0 - 14, y + 7)], fill=(120, 120, 120))
+
+
+def thumbnail_bytes(workflow: dict[str, Any]) -> bytes:
+    """The .jpg written next to the workflow (the test regenerates and compares these)."""
+    import io
+
+    buffer = io.BytesIO()
+    thumbnail(workflow).save(buffer, format="JPEG", quality=88, optimize=True)
+    return buffer.getvalue()
+
+
+ICON = WORKFLOWS_DIR.parent / "icon.png"  # pyproject [tool.comfy] Icon points at its raw URL
+
+
+def icon():
+    """The registry icon: DyPE's frequency-compression map (Flux.1 at 4096², 28 steps, the height axis) in the
+    preview figure's colours, 400×400."""
+    import host
+    import torch
+    from PIL import Image
+
+    preview = host.pack_submodule("nodes.schedule_preview")
+    figure = host.pack_submodule("nodes.schedule_preview.figure")
+    ratio = preview.schedule_curves(preview.PreviewRequest(sega=False))["axes"]["rows"]["ratio"]
+    rgb = figure.colours(torch.log2(ratio).T.contiguous(), figure.compression_key(ratio))
+    pairs, steps, _ = rgb.shape
+    panel = Image.frombuffer("RGB", (steps, pairs), bytes(rgb.reshape(-1).tolist()), "raw", "RGB", 0, 1)
+    return panel.resize((400, 400), Image.NEAREST)
