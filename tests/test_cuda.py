@@ -122,11 +122,8 @@ def test_half_precision_ids_gather_the_stock_formula(device, dtype):
 
     def call(verdicts: dict):
         scope = schedule.build_call_scope(settings, families.FLUX, ours, x, sigma, None, verdicts)
-        token = scopes.CALL.set(scope)
-        try:
+        with scopes.CALL.holding(scope):
             return ours(ids), scope
-        finally:
-            scopes.CALL.reset(token)
 
     with torch.no_grad(), counted_gathers() as gathers:
         checked, scope = call({})  # a signature's first call: the stock formula and the window flag

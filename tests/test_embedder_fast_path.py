@@ -278,11 +278,8 @@ def test_a_table_that_carries_a_gradient_is_the_stock_formula_value_and_gradient
 
     def call(verdicts):
         scope = schedule.build_call_scope(settings, families.FLUX, ours, x, torch.tensor([0.7]), None, verdicts)
-        token = scopes.CALL.set(scope)
-        try:
+        with scopes.CALL.holding(scope):
             return ours(ids), scope
-        finally:
-            scopes.CALL.reset(token)
 
     with torch.enable_grad():
         table, scope = call(dict(checked))

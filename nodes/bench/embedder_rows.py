@@ -73,11 +73,8 @@ def embedder_row(case: Case, repeats: int, device: torch.device, memory: bool) -
     def call(config: PatchConfig) -> Callable[[], torch.Tensor]:
         def run() -> torch.Tensor:  # the whole per-call work of ours: schedule (+ SEGA spectrum) and table
             scope = build_call_scope(config, adapter, ours, x, sigma, None, dict(checked))
-            token = CALL.set(scope)
-            try:
+            with CALL.holding(scope):
                 return ours(ids)
-            finally:
-                CALL.reset(token)
 
         return run
 
@@ -121,8 +118,5 @@ def _stock_formula(case, ids, x, sigma, adapter, ours) -> torch.Tensor:
     """The same call with the window unchecked: every token's cos/sin (what the gather must equal bit for bit)."""
 
     scope = build_call_scope(PatchConfig().with_positions(PositionSchedule(), 0), adapter, ours, x, sigma)
-    token = CALL.set(scope)
-    try:
+    with CALL.holding(scope):
         return ours(ids)
-    finally:
-        CALL.reset(token)

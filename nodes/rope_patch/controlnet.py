@@ -62,13 +62,10 @@ def _scheduled_forward(model: torch.nn.Module, previous: Callable | None, run: R
             if x.shape[0] % step.sigma.shape[0] == 0:
                 sigma = step.sigma.repeat(x.shape[0] // step.sigma.shape[0])
                 scope = build_call_scope(config, adapter, embedder, x, sigma, step)
-        token = CALL.set(scope)
-        try:
+        with CALL.holding(scope):
             if previous is not None:
                 return previous(*args, **kwargs)
             return type(self).forward(self, *args, **kwargs)
-        finally:
-            CALL.reset(token)
 
     return types.MethodType(forward, model)
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
@@ -108,6 +110,15 @@ class ThreadSlot:
 
     def reset(self, token: object) -> None:
         self._local.value = token
+
+    @contextmanager
+    def holding(self, value) -> Iterator[None]:
+        """``value`` in the slot for the ``with`` block, the previous value back after it, whatever happens."""
+        token = self.set(value)
+        try:
+            yield
+        finally:
+            self.reset(token)
 
 
 RUN: ContextVar[RunScope | None] = ContextVar("dype_sega_run", default=None)

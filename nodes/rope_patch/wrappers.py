@@ -132,11 +132,8 @@ def apply_model_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control
                 "Two RoPE replacements cannot both apply: remove one of them.",
                 current_run(step),
             )
-    token = CALL.set(scope)
-    try:
+    with CALL.holding(scope):
         out = executor(x, t, c_concat, c_crossattn, control, transformer_options, **kwargs)
-    finally:
-        CALL.reset(token)
     run = current_run(current_step(transformer_options))
     if scope is not None and scope.verdicts is not None and run is not None:
         run.window.file(scope.window_flags, scope.verdicts)

@@ -66,11 +66,8 @@ def _huge_grid(lab: Lab, tokens: int, with_sega: bool) -> None:
     ids = torch.zeros(1, 2 * tokens, 3)
     ids[0, :, 1] = rows.repeat_interleave(tokens).float()
     ids[0, :, 2] = torch.arange(tokens).repeat(2).float()
-    token = scopes.CALL.set(scope)
-    try:
+    with scopes.CALL.holding(scope):
         pe = embedder(ids)
-    finally:
-        scopes.CALL.reset(token)
     assert pe.shape == (1, 1, 2 * tokens, 64, 2, 2) and pe.dtype == torch.float32 and torch.isfinite(pe).all()
     if not with_sega:
         assert torch.equal(pe, expected_table(ids, torch.tensor([0.7]), (tokens, tokens), 64.0))

@@ -73,11 +73,8 @@ def row_per_sample_sigmas(lab: Lab) -> None:
     ids[..., 1] = torch.arange(8).repeat_interleave(8).float()
     ids[..., 2] = torch.arange(8).repeat(8).float()
     scope = schedule.build_call_scope(config, families.FLUX, embedder, torch.zeros(2, 16, *HW), sigma)
-    token = scopes.CALL.set(scope)
-    try:
+    with scopes.CALL.holding(scope):
         pe = embedder(ids)
-    finally:
-        scopes.CALL.reset(token)
     for b in range(2):
         assert torch.equal(pe[b:b + 1], expected_table(ids[b:b + 1], sigma[b:b + 1], (8, 8), BASE_PX / 16))
     assert not torch.equal(pe[0], pe[1])
