@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -34,12 +33,10 @@ BROWSER_MODULE = "test_browser.py"
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Where the browser module runs (stable order otherwise): under xdist first, so the worker that takes it starts
-    it at once while the others share the rest; in one process last, its server booting meanwhile
-    (``pytest_collection_finish``). Tests marked ``cuda`` run only under scripts/gpu-check.sh (which boots the host
-    on the GPU) on a machine with CUDA; anywhere else they are skipped with the reason."""
-    first = _xdist_worker(config)
-    items.sort(key=lambda item: (item.path.name == BROWSER_MODULE) != first)
+    """The browser module first (stable order otherwise): under xdist the worker that takes it starts its longest file
+    at once while the others share the rest. Tests marked ``cuda`` run only under scripts/gpu-check.sh (which boots
+    the host on the GPU) on a machine with CUDA; anywhere else they are skipped with the reason."""
+    items.sort(key=lambda item: item.path.name != BROWSER_MODULE)
     cuda_items = [item for item in items if "cuda" in item.keywords]
     if not cuda_items:
         return
@@ -54,22 +51,6 @@ def pytest_collection_modifyitems(config, items) -> None:
     if reason:
         for item in cuda_items:
             item.add_marker(pytest.mark.skip(reason=reason))
-
-
-def pytest_collection_finish(session) -> None:
-    """In one process, start the browser tests' server now if they will run (headless/browser.py ``start_early``);
-    under xdist every worker collects every test, and the browser module runs first anyway."""
-    if _xdist_worker(session.config) or session.config.option.collectonly or not any(item.path.name == BROWSER_MODULE for item in session.items):
-        return
-    from headless import browser
-
-    if browser.missing() is None:
-        browser.start_early(Path(tempfile.mkdtemp(prefix="dype-sega-browser-")))
-
-
-def pytest_sessionfinish(session) -> None:
-    if "headless.browser" in sys.modules:
-        sys.modules["headless.browser"].stop_early()  # only if no browser session took the server
 
 
 def pytest_report_header(config) -> str:

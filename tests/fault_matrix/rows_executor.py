@@ -33,14 +33,14 @@ class QueueExecutor:
     such as the loaded MODEL, are reused by the next prompt)."""
 
     def __init__(self) -> None:
-        from headless import registry, runner
+        from headless import execute, registry, runner
 
         registry.boot()
         import execution
 
         self.runner = runner
-        self.executor = execution.PromptExecutor(runner._NoServer(), cache_type=False,
-                                                 **runner._no_cache_kwargs(execution.PromptExecutor))
+        self.executor = execution.PromptExecutor(execute._NoServer(), cache_type=False,
+                                                 **execute._no_cache_kwargs(execution.PromptExecutor))
 
     def run(self, prompt: dict) -> tuple[str, set[str]]:
         """The latent digest and the node ids served from the cache."""

@@ -59,9 +59,6 @@ class Session:
         self.page, self.server, self.frontend = page, srv, frontend
 
 
-_EARLY: dict[str, tuple[server.ComfyServer, str]] = {}
-
-
 def _server(work_dir: Path) -> tuple[server.ComfyServer, str]:
     """The server for a session, not started, and which frontend it serves (e.g. "frontend 1.47.12 (pinned)")."""
     root = host.comfyui_root()
@@ -71,27 +68,12 @@ def _server(work_dir: Path) -> tuple[server.ComfyServer, str]:
     return server.ComfyServer(work_dir, registry.MODEL_FILES, front_end, templates=templates), which
 
 
-def start_early(work_dir: Path) -> None:
-    """Start the next session's ComfyUI server now: it boots (~8 s) while other tests run, and ``session`` takes it.
-    ``stop_early`` stops it if no session took it."""
-    if "server" not in _EARLY:
-        srv, which = _server(work_dir)
-        _EARLY["server"] = srv.start(), which
-
-
-def stop_early() -> None:
-    early = _EARLY.pop("server", None)
-    if early is not None:
-        early[0].__exit__(None, None, None)
-
-
 @contextmanager
 def session(work_dir: Path, artifacts: Path | None = None) -> Iterator[Session]:
-    """A ComfyUI server for the current test host (the one ``start_early`` started, if any) and a chromium page on
-    it, app loaded; both stopped on exit."""
+    """A ComfyUI server for the current test host and a chromium page on it, app loaded; both stopped on exit."""
     from playwright.sync_api import sync_playwright
 
-    srv, which = _EARLY.pop("server", None) or _server(work_dir)
+    srv, which = _server(work_dir)
     with srv, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         try:

@@ -35,7 +35,7 @@ except ImportError:  # run as a script: python tests/headless/make_workflows.py
     from headless.image_families import SPECS
     from headless.notes import NOTES, family_note
 
-# The pack's nodes with their default widgets (the node definitions' defaults; test_workflows checks them).
+# Our nodes' widget values in the examples: the nodes' defaults, in widget order (the variant, last, set per family).
 DYPE_DEFAULTS = ["yarn", True, 2.0, 2.0, 0, "multiply", "auto"]
 SEGA_DEFAULTS = [0.08, 0.15, 1.5, 0.0, 1.0, 1.5, 1.0, 0, "rank", "power", "paper (official SEGA code)", "auto"]
 

@@ -150,8 +150,7 @@ class ComfyServer:
         return self
 
     def wait(self) -> ComfyServer:
-        """Wait until the started server answers: ``start_timeout`` from its start (a server started long before,
-        ``browser.start_early``, is asked at least once)."""
+        """Wait until the started server answers (``start_timeout`` from its start; asked at least once)."""
         assert self._proc is not None, "start() first"
         deadline = self._started + self.start_timeout
         while True:
