@@ -1,6 +1,7 @@
 """Run a shipped example workflow headless on the embedded ComfyUI host, with tiny random-weight stand-ins.
 
-    .venv/bin/python scripts/demo.py [--workflow workflows/<name>.json] [--out out] [--side 256] [--steps 4]
+    .venv/bin/python scripts/demo.py [--workflow 04 | workflows/<name>.json] [--out out] [--side 256] [--steps 4]
+    .venv/bin/python scripts/demo.py --list
 
 What runs is the real graph of the example: our nodes, the stock text encoding, FluxGuidance, KSampler,
 VAEDecodeTiled and SaveImage, on ComfyUI 0.3.75 in-process. Only the three loaders are swapped for tiny models built
@@ -19,7 +20,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-DEFAULT_WORKFLOW = ROOT / "workflows" / "FLUX.1-Krea-dev 4096x4096 DyPE + SEGA.json"
+WORKFLOWS = ROOT / "workflows"
+# The default is checked by tests/test_demo.py and run by .ci/run: a renamed workflow fails CI, not a newcomer.
+DEFAULT_WORKFLOW = "04 FLUX.1-Krea-dev 4K upscale-free DyPE + SEGA"
 log = logging.getLogger("demo")
 
 
@@ -67,14 +70,44 @@ def _describe(prompt: dict, tiny: dict, plan) -> list[str]:
     return lines
 
 
+def resolve_workflow(given: str) -> Path:
+    """The workflow file ``given`` names: a path, a file name in workflows/ or its number ("04")."""
+    path = Path(given)
+    if path.is_file():
+        return path.resolve()
+    shipped = sorted(WORKFLOWS.glob("*.json"))
+    matches = [p for p in shipped if p.stem == given or p.name == given or p.stem.split(" ", 1)[0] == given]
+    if len(matches) == 1:
+        return matches[0]
+    raise SystemExit(f"demo: --workflow {given!r} is neither a file nor one shipped workflow "
+                     f"(its number, e.g. 04, or its name); see --list")
+
+
+def list_workflows() -> int:
+    """Print every shipped workflow and whether this host can run it (video and image alike)."""
+    from headless import registry, runner
+
+    registry.boot()
+    for path in sorted(WORKFLOWS.glob("*.json")):
+        lacks = runner.host_lacks(runner.load_workflow(path))
+        mark = "default" if path.stem == DEFAULT_WORKFLOW else ("needs a newer host: " + lacks if lacks else "")
+        print(f"{path.stem}{'   (' + mark + ')' if mark else ''}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workflow", type=Path, default=DEFAULT_WORKFLOW, help="UI-format workflow JSON")
+    parser.add_argument("--workflow", default=DEFAULT_WORKFLOW,
+                        help="a shipped workflow's number (04) or name, or a path to a UI-format workflow JSON")
+    parser.add_argument("--list", action="store_true", help="list the shipped workflows and exit")
     parser.add_argument("--out", type=Path, default=ROOT / "out", help="where the PNGs go (default: out/)")
     parser.add_argument("--side", type=int, default=256, help="long side of the tiny image in px (default 256)")
     parser.add_argument("--steps", type=int, default=4, help="sampler steps for the tiny run (default 4)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.list:
+        return list_workflows()
+    workflow_path = resolve_workflow(args.workflow)
 
     from headless import registry, runner
 
@@ -83,8 +116,13 @@ def main(argv: list[str] | None = None) -> int:
     if comfy.pack_error:
         print(f"the pack did not load into ComfyUI: {comfy.pack_error}", file=sys.stderr)
         return 1
-    workflow_path = args.workflow.resolve()
-    prompt = runner.to_api(runner.load_workflow(workflow_path))
+    workflow = runner.load_workflow(workflow_path)
+    lacks = runner.host_lacks(workflow)
+    if lacks:
+        print(f"{workflow_path.name} cannot run on this ComfyUI: {lacks} (set COMFYUI_PATH to a newer one, e.g. "
+              f".hosts/comfyui-0.30.0)", file=sys.stderr)
+        return 1
+    prompt = runner.to_api(workflow)
     checked = runner.validate(prompt)
     if not checked.ok:
         print(f"{workflow_path.name} fails ComfyUI validation: {checked.error} {checked.node_errors}", file=sys.stderr)
