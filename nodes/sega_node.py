@@ -20,8 +20,9 @@ class SEGAAttention(io.ComfyNode):
             category="advanced/model/high resolution",
             description=(
                 "Spectral-Energy Guided Attention: replaces the single YaRN attention temperature by one scale per "
-                "RoPE frequency pair, computed every step from the spectrum of the current latent (per image axis, "
-                "per sample). Removes the multicoloured speckle in flat regions at 4K while keeping detail. Alone, "
+                "RoPE frequency pair, computed every step from the spectrum of the current latent, per image axis "
+                "(recipe 'paper': of its patch-embedded tokens averaged over the batch, as the official code; the "
+                "other recipes: per sample). Removes the multicoloured speckle in flat regions at 4K while keeping detail. Alone, "
                 "with the default recipe 'paper', it is the SEGA authors' own code (its static NTK positions, "
                 "spectrum and temperatures), the one behind the paper's numbers. After 'DyPE Patch Model' it keeps "
                 "DyPE's dynamic positions and supplies only the temperatures (the recipe's spectrum and m_ref): our "

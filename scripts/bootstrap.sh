@@ -28,9 +28,11 @@ if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
       "$TORCH_CPU_INDEX" 2>/dev/null; then
     "${PIP[@]}" --index-url "$TORCH_CPU_INDEX" "torch==$torch"
   else
-    echo "bootstrap: ${TORCH_CPU_INDEX:-the PyTorch CPU index} not reachable: torch $torch from pip's configured index" \
-         "(on Linux from PyPI that is the CUDA build)" >&2
+    echo "bootstrap: ${TORCH_CPU_INDEX:-the PyTorch CPU index} not reachable: torch $torch from pip's configured index" >&2
     "${PIP[@]}" "torch==$torch"
+    # What arrived depends on that index (PyPI's Linux wheel is the CUDA build; a mirror may serve the CPU one): say it.
+    "$VENV/bin/python" -c "import torch; cuda = torch.version.cuda
+print(f'bootstrap: installed torch {torch.__version__}:', f'the CUDA {cuda} build' if cuda else 'the CPU build')" >&2
   fi
 fi
 if ! "$VENV/bin/python" -c "import torch, pytest, xdist, ruff, transformers, av, gguf" 2>/dev/null; then
