@@ -54,7 +54,8 @@ def _package() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     prog = f"python -m {__package__}" if __package__ else f"python {sys.argv[0]}"
-    parser = argparse.ArgumentParser(
+    command_line = importlib.import_module(f"{_package()}.spectral.command_line")  # one-line usage errors
+    parser = command_line.OneLineParser(
         prog=prog,
         description="DyPE + SEGA command-line tools. Run '%(prog)s COMMAND --help' for a command's options.",
         epilog="commands:\n" + "\n".join(f"  {name:<20}{info[2]}" for name, info in COMMANDS.items()),

@@ -7,12 +7,13 @@ measures that energy: 0 for a perfectly flat patch, larger for more fine detail.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import torch
+
+from .command_line import OneLineParser
 
 # ITU-R BT.601 luma, the weights Pillow uses for mode "L": the metric on an RGB array equals the metric on the
 # grayscale image Pillow would produce (up to its 8-bit rounding).
@@ -101,7 +102,7 @@ def load_image(path: Path, box: Sequence[int] | None = None) -> torch.Tensor:
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     """``hf-energy IMAGE [IMAGE ...] [--box X0 Y0 X1 Y1]``: print one ``<value>\\t<path>`` line per image."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=prog,
         description="HF energy: variance of the 4-neighbour Laplacian of the luma (intensities in [0, 1]) over a "
         "box, typically a region that should be flat (sky, wall). One '<value>\\t<path>' line per image.",

@@ -156,6 +156,8 @@ def test_cli_errors(tmp_path: Path, capsys) -> None:
     assert float(broken.stdout.split("\t")[0]) == pytest.approx(16.0, abs=0.5)  # the good image is still measured
     unknown = _cli_here(capsys, "no-such-command")
     assert unknown.returncode == 2 and "invalid choice" in unknown.stderr
+    for result in (missing, outside, unknown):  # one line each, not argparse's usage block above it
+        assert result.stderr.count("\n") == 1, result.stderr
 
 
 def test_cli_rejects_a_malformed_box_before_reading(tmp_path: Path, capsys) -> None:

@@ -209,6 +209,7 @@ def test_cli_usage_errors_exit_2_with_a_message(cli, tmp_path, capsys, args, mes
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+    assert err.count("\n") == 1, err  # one line, not argparse's usage block
     assert not list(tmp_path.iterdir())  # nothing written
 
 

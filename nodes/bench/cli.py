@@ -9,6 +9,7 @@ per run) and, with ``--output``, appends them to a file with the machine.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import platform
 import time
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from ...spectral.command_line import USAGE_ERROR, OneLineParser
 from .embedder_rows import Case, embedder_row
 from .model import boot
 from .run_facts import compile_facts, per_step_counts
@@ -27,23 +29,73 @@ def _fmt(value: float) -> str:
     return f"{value:.1f}" if value >= 1 else f"{value:.2f}"
 
 
+def _count(low: int, high: int, multiple: int = 1, zero: bool = False):
+    """An argparse ``type``: an integer in [low, high] (a multiple of ``multiple``; or 0 where ``zero``)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if zero and value == 0:
+            return 0
+        if not low <= value <= high or value % multiple:
+            step = f", a multiple of {multiple}" if multiple > 1 else ""
+            raise argparse.ArgumentTypeError(f"must be {'0 or ' if zero else ''}between {low} and {high}{step}, "
+                                             f"got {text}")
+        return value
+
+    return parse
+
+
+def _output(text: str) -> Path:
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a directory; give a Markdown file such as {path / 'bench.md'}")
+    if not path.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"the directory {path.parent} does not exist")
+    return path
+
+
+def comfyui_problem() -> str | None:
+    """Why ComfyUI cannot be imported here (checked before booting it), or None."""
+    root = os.environ.get("COMFYUI_PATH")
+    if root:
+        if not (Path(root) / "comfy").is_dir():
+            return f"COMFYUI_PATH={root} is not a ComfyUI checkout (no comfy/ folder in it)"
+        return None
+    if importlib.util.find_spec("comfy") is None:
+        return "ComfyUI not found: run it where `comfy` imports, or set COMFYUI_PATH=/path/to/ComfyUI"
+    return None
+
+
 def main(argv: Sequence[str], prog: str = "bench") -> int:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sides", type=int, nargs="+", default=[1024, 2048, 4096, 8192], help="Flux sizes, px")
-    parser.add_argument("--qwen-sides", type=int, nargs="*", default=[4096], help="Qwen-Image sizes, px")
-    parser.add_argument("--batch", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--repeats", type=int, default=5, help="timed rounds per embedder row (8192²: 3)")
-    parser.add_argument("--sampling-side", type=int, default=2048, help="whole-sampling size, px (0: skip)")
-    parser.add_argument("--sampling-runs", type=int, default=2, help="interleaved runs per variant")
-    parser.add_argument("--blocks", type=int, nargs=2, default=[1, 1], metavar=("DOUBLE", "SINGLE"))
-    parser.add_argument("--threads", type=int, default=1, help="CPU threads (1: steadier on a shared machine)")
+    parser = OneLineParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    side = _count(16, 65536, multiple=16)  # one Flux / Qwen-Image token is 16 px
+    parser.add_argument("--sides", type=side, nargs="+", default=[1024, 2048, 4096, 8192], help="Flux sizes, px")
+    parser.add_argument("--qwen-sides", type=side, nargs="*", default=[4096], help="Qwen-Image sizes, px")
+    parser.add_argument("--batch", type=_count(1, 64), nargs="+", default=[1, 2])
+    parser.add_argument("--repeats", type=_count(1, 1000), default=5, help="timed rounds per embedder row (8192²: 3)")
+    parser.add_argument("--sampling-side", type=_count(64, 65536, multiple=32, zero=True), default=2048,
+                        help="whole-sampling size, px, a multiple of 32 (its warm-up samples at half) (0: skip)")
+    parser.add_argument("--sampling-runs", type=_count(1, 100), default=2, help="interleaved runs per variant")
+    parser.add_argument("--blocks", type=_count(0, 64), nargs=2, default=[1, 1], metavar=("DOUBLE", "SINGLE"))
+    parser.add_argument("--threads", type=_count(1, 1024), default=1,
+                        help="CPU threads (1: steadier on a shared machine)")
     parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile facts")
-    parser.add_argument("--output", type=Path, default=None, help="append the tables to this Markdown file")
+    parser.add_argument("--output", type=_output, default=None, help="append the tables to this Markdown file")
     args = parser.parse_args(list(argv))
-    boot()
+    if sum(args.blocks) == 0:
+        parser.error("argument --blocks: the model needs at least one block, got 0 0")
+    problem = comfyui_problem()
+    if problem:
+        parser.exit(USAGE_ERROR, f"{prog}: error: {problem}\n")
+    try:
+        boot()
+    except ImportError as error:  # a ComfyUI tree whose own imports fail here (a missing requirement)
+        parser.exit(1, f"{prog}: error: ComfyUI does not import here: {error}\n")
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device.type == "cpu" and args.threads > 0:
+    if device.type == "cpu":
         torch.set_num_threads(args.threads)
     started = time.perf_counter()
     lines = [f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {device}"

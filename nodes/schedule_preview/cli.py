@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...rope import PositionSchedule
 from ...spectral import ALLOCATIONS, RECIPES, REFERENCE_RULES, SegaSettings
+from ...spectral.command_line import OneLineParser
 from ..families import ADAPTERS
 from .figure import render
 from .request import PreviewRequest
@@ -51,7 +52,7 @@ def _image_path(text: str) -> Path:
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     """``schedule-preview``: write the preview PNG. Usage errors exit with status 2, write errors with 1."""
-    parser = argparse.ArgumentParser(prog=prog, description="Draw the DyPE/SEGA schedule for a target size.")
+    parser = OneLineParser(prog=prog, description="Draw the DyPE/SEGA schedule for a target size.")
     parser.add_argument("--family", default="flux", choices=[a.name for a in ADAPTERS])
     parser.add_argument("--width", type=_bounded(int, 16, MAX_SIDE_PX), default=4096, help="pixels")
     parser.add_argument("--height", type=_bounded(int, 16, MAX_SIDE_PX), default=4096, help="pixels")

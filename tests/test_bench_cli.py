@@ -1,0 +1,80 @@
+"""``python <pack> bench``'s command line: every bad argument and a missing ComfyUI are one line and exit status 2,
+never a traceback, and all of it is decided before ComfyUI boots.
+
+In-process through the pack's ``__main__`` (as tests/test_hf_energy.py does) with ``COMFYUI_PATH`` pointing at an
+empty folder: a bad argument must be reported instead of that folder, so the arguments are checked first, and
+nothing here can boot ComfyUI (the bench itself, which does, is not a test: see BENCHMARKS.md). The entry point
+itself runs in a subprocess once.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACK = Path(__file__).resolve().parents[1]
+
+
+def _bench_here(capsys, *args: str) -> tuple[int, str]:
+    spec = importlib.util.spec_from_file_location("dype_sega_cli", PACK / "__main__.py")
+    cli = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cli)
+    try:
+        code = cli.main(["bench", *args])
+    except SystemExit as stop:
+        code = stop.code
+    out, err = capsys.readouterr()
+    assert out == ""
+    return code, err
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--sides", "-5"], "argument --sides: must be between 16 and 65536, a multiple of 16, got -5"),
+    (["--sides", "1000"], "argument --sides: must be between 16 and 65536, a multiple of 16, got 1000"),
+    (["--sides"], "argument --sides: expected at least one argument"),
+    (["--qwen-sides", "0"], "argument --qwen-sides: must be between 16"),
+    (["--repeats", "0"], "argument --repeats: must be between 1 and 1000, got 0"),
+    (["--repeats", "two"], "argument --repeats: expected an integer, got 'two'"),
+    (["--batch", "0"], "argument --batch: must be between 1 and 64, got 0"),
+    (["--batch", "1", "-2"], "argument --batch: must be between 1 and 64, got -2"),
+    (["--threads", "0"], "argument --threads: must be between 1 and 1024, got 0"),
+    (["--sampling-side", "100"], "argument --sampling-side: must be 0 or between 64 and 65536, a multiple of 32"),
+    (["--sampling-runs", "0"], "argument --sampling-runs: must be between 1 and 100, got 0"),
+    (["--blocks", "0", "0"], "argument --blocks: the model needs at least one block"),
+    (["--blocks", "-1", "1"], "argument --blocks: must be between 0 and 64, got -1"),
+    (["--output", "{tmp}"], "is a directory; give a Markdown file"),
+    (["--output", "{tmp}/no/such/dir/bench.md"], "does not exist"),
+    (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
+])
+def test_a_bad_argument_is_one_line_before_comfyui_is_looked_for(capsys, monkeypatch, tmp_path, args, message):
+    monkeypatch.setenv("COMFYUI_PATH", str(tmp_path))  # no ComfyUI there: an argument error must come first
+    code, err = _bench_here(capsys, *[a.format(tmp=tmp_path) for a in args])
+    assert code == 2
+    assert err.count("\n") == 1 and message in err and "Traceback" not in err, err
+    assert "COMFYUI_PATH" not in err
+
+
+def test_a_folder_without_comfyui_is_one_line(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("COMFYUI_PATH", str(tmp_path))
+    code, err = _bench_here(capsys, "--sides", "256", "--qwen-sides", "--batch", "1", "--repeats", "1")
+    assert code == 2
+    assert err.endswith(f" bench: error: COMFYUI_PATH={tmp_path} is not a ComfyUI checkout (no comfy/ folder in it)\n")
+    assert err.count("\n") == 1, err
+
+
+def test_no_comfyui_at_all_is_one_line_from_the_shell(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("COMFYUI_PATH", "PYTHONPATH")}
+    probe = subprocess.run([sys.executable, "-c", "import importlib.util as u; print(u.find_spec('comfy') is None)"],
+                           capture_output=True, text=True, cwd=tmp_path, env=env, check=True)
+    if probe.stdout.strip() != "True":
+        pytest.skip("`comfy` imports in this interpreter without COMFYUI_PATH: the bench would run, not fail")
+    result = subprocess.run([sys.executable, str(PACK), "bench"], capture_output=True, text=True, cwd=tmp_path,
+                            env=env, timeout=120, check=False)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "ComfyUI not found" in result.stderr, result.stderr
+    assert "COMFYUI_PATH=/path/to/ComfyUI" in result.stderr
