@@ -5,7 +5,7 @@ the pack imported), for the recipe tests.
   (``FluxTransformer2DModel.forward``, ``FluxPosEmbed``, ``get_1d_rotary_pos_embed``, ``compute_*``) and
   ``qwen_sega/transformer_qwenimage.py`` (``QwenImageTransformer2DModel.forward``, ``QwenEmbedRope.compute_mscale``).
 * ``port``: the diffusers port, smellslikeml/diffusers ``src/diffusers/hooks/dype.py`` (``_DyPEPosEmbed`` with
-  ``method="sega"``, ``_feed_spectral_data``), per sample (see README, "Where we differ").
+  ``method="sega"``, ``_feed_spectral_data``), per sample (see docs/differences.md).
 
 Everything is float64 except the two places where the codes' float32 arithmetic makes a discrete choice that
 float64 would make differently: the axis bins (``float32 linspace * n``, then truncation) and the radial rings

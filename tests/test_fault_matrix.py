@@ -4,8 +4,8 @@ Every row runs on the real host with tiny random-weight models from ComfyUI's ow
 each row the same checks run whatever the row did: the input MODEL carries no patch, wrapper or config of ours, the
 shared base model holds ComfyUI's own embedder again once unloaded, no per-run/step/call scope is left open, and the
 next stock run of the input model is bit-identical to the one before the row ("nothing leaked into the input model or
-the next run"). README's "Fault matrix" table is generated from ``ROWS`` and checked here. The rows live in
-tests/fault_matrix/, one module per theme; their order is the README's."""
+the next run"). docs/fault-matrix.md's table is generated from ``ROWS`` and checked here. The rows live in
+tests/fault_matrix/, one module per theme; their order is the table's."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from fault_matrix import ROWS, Lab, Row
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+MATRIX_DOC = Path(__file__).resolve().parents[1] / "docs" / "fault-matrix.md"
 
 
 @pytest.fixture(scope="module")
@@ -49,12 +49,12 @@ def readme_table() -> str:
     return "\n".join(lines)
 
 
-def test_readme_lists_the_matrix():
-    text = README.read_text(encoding="utf-8")
+def test_docs_list_the_matrix():
+    text = MATRIX_DOC.read_text(encoding="utf-8")
     start, end = "<!-- fault-matrix:start -->", "<!-- fault-matrix:end -->"
-    assert start in text and end in text, "README lacks the fault-matrix block"
+    assert start in text and end in text, "docs/fault-matrix.md lacks the fault-matrix block"
     block = text[text.index(start) + len(start):text.index(end)].strip()
-    assert block == readme_table(), "README's fault matrix is stale: paste readme_table() from this file"
+    assert block == readme_table(), "docs/fault-matrix.md is stale: paste readme_table() from this file"
 
 
 def test_rows_are_unique():

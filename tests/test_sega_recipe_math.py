@@ -44,7 +44,7 @@ def _one_over_f_map(rows: int, cols: int, seed: int) -> torch.Tensor:
 
 
 def test_the_linspace_quirk_changes_the_temperatures_at_3840x2160():
-    """What exact bins would change (README, "Where we differ"): at 3840x2160 on Flux (135 x 240 tokens, s = 3.75
+    """What exact bins would change (docs/differences.md): at 3840x2160 on Flux (135 x 240 tokens, s = 3.75
     and 2.11) on a 1/f map, the per-pair temperatures move by more than 1e-3 in some pair."""
     rows, cols = 135, 240
     settings = SegaSettings()
@@ -128,7 +128,7 @@ def test_recipe_labels_and_rules():
 
 def test_port_batch_mean_vs_per_sample_size():
     """The port's code averages the token map over the batch; the "diffusers port" recipe keeps one spectrum per
-    sample, as the pack promises (README row). The size of that difference for a batch of two different images
+    sample, as the pack promises (docs/differences.md row). The size of that difference for a batch of two different images
     (a 1/f map and white noise) at 4096² (256 tokens, s = 4)."""
     settings = SegaSettings()
     maps = torch.stack([_one_over_f_map(256, 256, seed=2), torch.randn(256, 256, generator=torch.Generator()

@@ -1,6 +1,6 @@
 """What the patch needs to know about one model family. One small module per family fills it in.
 
-Every family follows one rule, the spatial-only rule (nodes/rope_patch/spatial_only.py, README "Families"): only the
+Every family follows one rule, the spatial-only rule (nodes/rope_patch/spatial_only.py, docs/models.md, "The text rule"): only the
 id columns in ``spatial_axes`` are rescaled, every token on them included (text and references too); time, text and
 index columns keep the model's own frequencies. A family module says where its text and extra streams sit; which
 columns that leaves alone follows from the rule, never from code of its own.
@@ -73,7 +73,7 @@ class FamilyAdapter:
     base_source: str  # where default_base_px comes from (README table)
     theta: float  # the family's RoPE base (the live embedder's value is what the patch uses)
     axes_dim: tuple[int, ...]  # per id column, channels (2 per pair), as the family ships it
-    text: str  # where text / caption positions sit, for the README and logs
+    text: str  # where text / caption positions sit, for docs/models.md and logs
     pe_unsqueeze_dim: int = HEADS_FIRST  # where the embedder inserts its size-1 dim (the pe layout)
     config_classes: frozenset[str] | None = None  # type(model.model.model_config).__name__, when the class is shared
     accepts: Callable[[object], bool] | None = None  # extra test on the BaseModel (its params), when class is shared

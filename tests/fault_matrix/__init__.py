@@ -1,5 +1,5 @@
 """The fault and bad-input matrix's rows (tests/test_fault_matrix.py runs them), one module per theme. ``ROWS`` lists
-them in the order of README's "Fault matrix" table: theme by theme as ``THEMES`` orders them, each theme's rows in the
+them in the order of docs/fault-matrix.md's table: theme by theme as ``THEMES`` orders them, each theme's rows in the
 order its module defines them."""
 
 from . import (

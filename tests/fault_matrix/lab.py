@@ -21,7 +21,7 @@ HW = (16, 16)  # 8 x 8 tokens: scale 2 on both axes over the 4-token test base
 @dataclass(frozen=True)
 class Row:
     case: str  # the input or fault
-    behaviour: str  # what the pack does (README's right column)
+    behaviour: str  # what the pack does (docs/fault-matrix.md's right column)
     check: Callable[[Lab], None]
     family: str = "flux"
 
