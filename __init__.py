@@ -1,4 +1,4 @@
-"""DyPE + SEGA for ComfyUI: ultra-high-resolution sampling for RoPE diffusion transformers (Flux.1, Qwen-Image).
+"""DyPE + SEGA for ComfyUI: ultra-high-resolution sampling for RoPE diffusion transformers (Flux, Qwen-Image, Chroma, Z-Image, Wan and the other families of docs/models.md).
 
 ComfyUI loads this package and calls ``comfy_entrypoint``. Importing the package itself does not import ComfyUI, so
 the pure-torch parts (``rope``, ``spectral``) and the command line (``python -m <pack>``) work without it.
