@@ -75,15 +75,14 @@ def sharpen(image: torch.Tensor, sigma: float, alpha: float = 1.0, size: int = 3
     def reflect(i: int, n: int) -> int:
         return -i if i < 0 else (2 * (n - 1) - i if i >= n else i)
 
-    blurred = torch.zeros_like(img)
     r = size // 2
-    for h in range(h_size):
-        for w in range(w_size):
-            acc = torch.zeros(img.shape[:-2], dtype=F64)
-            for a in range(size):
-                for b in range(size):
-                    acc = acc + k1[a] * k1[b] * img[..., reflect(h + a - r, h_size), reflect(w + b - r, w_size)]
-            blurred[..., h, w] = acc
+    rows = torch.tensor([reflect(h, h_size) for h in range(-r, h_size + r)])
+    cols = torch.tensor([reflect(w, w_size) for w in range(-r, w_size + r)])
+    padded = img[..., rows, :][..., cols]
+    blurred = torch.zeros_like(img)
+    for a in range(size):  # the 2-D kernel k1[a]·k1[b], one shifted copy per tap
+        for b in range(size):
+            blurred = blurred + k1[a] * k1[b] * padded[..., a:a + h_size, b:b + w_size]
     return (alpha + 1) * img - alpha * blurred
 
 
