@@ -94,7 +94,8 @@ def reference_cascade(model, stage_models, positive, negative, vae, latent_raw, 
     for s, scale in enumerate(case.scales):
         n = case.stage_steps[s]
         offset = case.steps - n
-        images = vae.decode(out)[..., :3].movedim(-1, 1).double()
+        images = vae.decode(out)
+        images = images.reshape(-1, *images.shape[-3:])[..., :3].movedim(-1, 1).double()  # 5-D: Qwen-Image
         rows, cols = (round(d * scale / 2) * 2 for d in latent_raw.shape[-2:])
         r = images.shape[-2] // out.shape[-2]
         images = F.interpolate(images, size=(rows * r, cols * r), mode="bicubic", align_corners=False)
@@ -108,7 +109,8 @@ def reference_cascade(model, stage_models, positive, negative, vae, latent_raw, 
                 x = stage.step(x, call(x, i), i, offset + i)
             return ref.crop_one(x) if case.swin and n % 2 == 1 else x
 
-        cond = [node_helpers.conditioning_set_values(c, {"guidance": case.guidance[s]}) for c in (positive, negative)]
+        cond = [node_helpers.conditioning_set_values(c, {"guidance": case.guidance[s]}) if case.guidance[s] > 0
+                else c for c in (positive, negative)]
         noise = comfy.sample.prepare_noise(start_raw, seed + s + 1)
         out, error = _run(stage_models[s], sigmas, offset, *cond, start_raw, noise, case.cfg, seed + s + 1,
                           stage_loop)

@@ -95,6 +95,24 @@ def test_dype_and_sega_in_the_stages(parts, patch):
     assert not torch.equal(ours.latent["samples"], official.latent["samples"])  # the stage model is DyPE's/SEGA's
 
 
+def test_qwen_image_single_frame_latents_match_the_reference(comfy_host):
+    """The family rule on Qwen-Image: 5-D (B, C, 1, H, W) latents, its Wan VAE, no guidance input."""
+    from headless import tiny_pack
+
+    qwen = (tiny_models.build_qwen(), tiny_pack.build_vae("qwen_image"), tiny_models.qwen_cond(7, 1),
+            tiny_models.qwen_cond(5, 2))
+    ours = _compare(qwen, cref.Case(stage_steps=(4, 2), guidance=(0.0, 0.0)), torch.zeros(1, 16, 1, *LATENT))
+    assert ours.latent["samples"].shape == (1, 16, 1, 16, 16)
+
+
+def test_video_families_are_refused_by_name(comfy_host):
+    import tiny_video
+
+    families = _pack("nodes.families")
+    with pytest.raises(families.UnsupportedModelError, match="does not run video models.*Wan"):
+        _pack("nodes.hiflow.families").hiflow_family(tiny_video.build("wan21"))
+
+
 def test_official_stage_table_is_ntk_theta_times_the_proportional_temperature(parts):
     import comfy.ldm.flux.layers
 
