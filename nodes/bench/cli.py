@@ -37,6 +37,8 @@ def _hiflow_lines(side: int, runs: int, device: torch.device) -> list[str]:
             "at 1024² -> 4096²):", "", "| measure | one pass | HiFlow | HiFlow/one pass |", "|---|---|---|---|",
             f"| CPU time, s (median of {runs}, tiny model, VAE included) | {one['seconds']:.1f} | "
             f"{cascade['seconds']:.1f} | {cascade['seconds'] / one['seconds']:.3f} |",
+            f"| of it inside the model calls, s | {one['model_seconds']:.1f} | {cascade['model_seconds']:.1f} | "
+            f"{cascade['model_seconds'] / one['model_seconds']:.3f} |",
             f"| model calls | {one['calls']} | {cascade['calls']} | – |",
             f"| FLOPs of those calls at FLUX.1-dev size, PFLOP | {one['flops'] / 1e15:.1f} | "
             f"{cascade['flops'] / 1e15:.1f} | {cascade['flops'] / one['flops']:.3f} |"]

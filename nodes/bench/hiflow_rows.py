@@ -43,13 +43,17 @@ def _tiny_vae(device: torch.device):
     return vae
 
 
-def _counting(model, grids: list):
-    """A clone whose every model call files its latent grid (rows, cols, batch)."""
+def _counting(model, grids: list, seconds: list, device: torch.device):
+    """A clone whose every model call files its latent grid (rows, cols, batch) and its wall time."""
     import comfy.patcher_extension as ext
 
     def wrapper(executor, x, *args, **kwargs):
         grids.append((x.shape[-2], x.shape[-1], x.shape[0]))
-        return executor(x, *args, **kwargs)
+        start = time.perf_counter()
+        out = executor(x, *args, **kwargs)
+        sync(device)
+        seconds[0] += time.perf_counter() - start
+        return out
 
     clone = model.clone()
     clone.add_wrapper_with_key(ext.WrappersMP.APPLY_MODEL, "hiflow_bench", wrapper)
@@ -80,7 +84,8 @@ def hiflow_row(base_side: int, runs: int, device: torch.device, cfg: float = 1.0
     model, vae = tiny_flux(1, 1, 1, device), _tiny_vae(device)
     positive, negative = flux_cond(16, 1), flux_cond(16, 2)
     grids = {"one pass": [], "HiFlow": []}
-    models = {name: _counting(model, grids[name]) for name in grids}
+    in_model = {name: [0.0] for name in grids}
+    models = {name: _counting(model, grids[name], in_model[name], device) for name in grids}
 
     def one_pass():
         latent = torch.zeros(1, 16, final, final)
@@ -94,15 +99,19 @@ def hiflow_row(base_side: int, runs: int, device: torch.device, cfg: float = 1.0
 
     routes = {"one pass": one_pass, "HiFlow": cascade}
     times = {name: [] for name in routes}
+    model_times = {name: [] for name in routes}
     for round_index in range(runs):
         order = list(routes) if round_index % 2 == 0 else list(reversed(routes))
         for name in order:
             grids[name].clear()
+            in_model[name][0] = 0.0
             start = time.perf_counter()
             routes[name]()
             sync(device)
             times[name].append(time.perf_counter() - start)
+            model_times[name].append(in_model[name][0])
     nominal = [base] + [int(base * s) for s in settings.scales]
-    return {name: {"seconds": statistics.median(v), "calls": len(grids[name]),
+    return {name: {"seconds": statistics.median(v), "model_seconds": statistics.median(model_times[name]),
+                   "calls": len(grids[name]),
                    "flops": _real_flops(grids[name], nominal if name == "HiFlow" else [final], base)}
             for name, v in times.items()}
