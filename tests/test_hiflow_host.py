@@ -95,6 +95,27 @@ def test_dype_and_sega_in_the_stages(parts, patch):
     assert not torch.equal(ours.latent["samples"], official.latent["samples"])  # the stage model is DyPE's/SEGA's
 
 
+def test_dype_positions_in_the_stages_follow_each_steps_padded_grid(parts):
+    """What the composition does to positions and temperature: every stage call's rotary table is DyPE's (yarn:
+    positions and YaRN temperature) for that call's own token grid, the swin-padded one included (one more token
+    per axis on even steps), at that call's sigma, over the trained grid; nothing of the official NTK x 10 or
+    proportional attention is added."""
+    from capture import capture
+    from patching import BASE_TOKENS, check_tables
+
+    model, vae, pos, neg = parts
+    fam = tiny_models.FAMILIES["flux"]
+    with capture(dype(model, method="yarn")) as (stage, calls):
+        _pack("nodes.hiflow").run_cascade(model, pos, neg, vae, {"samples": torch.zeros(1, 16, *LATENT)}, 3,
+                                          _settings(cref.Case(stage_steps=(4, 2))), stage_model=stage)
+    grids = [(call.x.shape[-2] // 2, call.x.shape[-1] // 2) for call in calls]
+    assert grids == [(5, 5), (4, 4), (5, 5), (4, 4), (9, 9), (8, 8)]  # stage 1 (4 steps), stage 2 (2): padded first
+    for call, grid in zip(calls, grids, strict=True):
+        check_tables(fam, [call], grid, BASE_TOKENS, method="yarn")
+    with pytest.raises(AssertionError):  # the padded call is not the unpadded grid's table: the check can fail
+        check_tables(fam, [calls[4]], (8, 8), BASE_TOKENS, method="yarn")
+
+
 def test_qwen_image_single_frame_latents_match_the_reference(comfy_host):
     """The family rule on Qwen-Image: 5-D (B, C, 1, H, W) latents, its Wan VAE, no guidance input."""
     from headless import tiny_pack
