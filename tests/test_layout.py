@@ -21,14 +21,15 @@ PACK_PARTS = ("nodes", "rope", "spectral", "__init__.py", "__main__.py")
 TEST_DIRS = ("tests",)
 #: torch only, never ComfyUI: the math, the family facts and the preview's drawing (its node imports ComfyUI).
 PURE = ("rope", "spectral", "nodes/families", "nodes/schedule_preview")
-NODE_CLASSES = ("nodes.dype_node", "nodes.sega_node", "nodes.preview_node")
+NODE_CLASSES = ("nodes.dype_node", "nodes.sega_node", "nodes.preview_node", "nodes.hiflow_node")
 
 #: package -> rank: a module may import the modules of its own package and those of any lower rank.
 PACKAGES: dict[str, int] = {
     "rope": 0, "spectral": 0,
     "nodes.families": 1,
     "nodes.rope_patch": 2,
-    "nodes.inputs": 3, "nodes.schedule_preview": 3, "nodes.bench": 3,
+    "nodes.inputs": 3, "nodes.schedule_preview": 3, "nodes.hiflow": 3,
+    "nodes.bench": 4,  # it times the HiFlow cascade (nodes.hiflow) against one pass
 }
 #: single modules -> rank ("" is the pack's __init__.py, "nodes" nodes/__init__.py)
 MODULES: dict[str, int] = {**dict.fromkeys(NODE_CLASSES, 4), "nodes.extension": 5, "nodes": 5, "": 6, "__main__": 6}

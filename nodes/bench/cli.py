@@ -20,6 +20,7 @@ import torch
 
 from ...spectral.command_line import USAGE_ERROR, OneLineParser
 from .embedder_rows import Case, embedder_row
+from .hiflow_rows import hiflow_row
 from .model import boot
 from .run_facts import compile_facts, per_step_counts
 from .whole_sampling import whole_sampling
@@ -69,6 +70,22 @@ def comfyui_problem() -> str | None:
     return None
 
 
+def _hiflow_lines(side: int, runs: int, device: torch.device) -> list[str]:
+    row = hiflow_row(side, runs, device)
+    one, cascade = row["one pass"], row["HiFlow"]
+    case = (f"tiny FLUX {side}² -> {side * 4}² (4x), official defaults: one pass 30 steps at {side * 4}², HiFlow "
+            f"30 + 16 + 10")
+    return ["", f"HiFlow cascade vs one pass ({case}; FLOPs for FLUX.1-dev, 57 blocks, width 3072, 512 text tokens, "
+            "at 1024² -> 4096²):", "", "| measure | one pass | HiFlow | HiFlow/one pass |", "|---|---|---|---|",
+            f"| CPU time, s (median of {runs}, tiny model, VAE included) | {one['seconds']:.1f} | "
+            f"{cascade['seconds']:.1f} | {cascade['seconds'] / one['seconds']:.3f} |",
+            f"| of it inside the model calls, s | {one['model_seconds']:.1f} | {cascade['model_seconds']:.1f} | "
+            f"{cascade['model_seconds'] / one['model_seconds']:.3f} |",
+            f"| model calls | {one['calls']} | {cascade['calls']} | – |",
+            f"| FLOPs of those calls at FLUX.1-dev size, PFLOP | {one['flops'] / 1e15:.1f} | "
+            f"{cascade['flops'] / 1e15:.1f} | {cascade['flops'] / one['flops']:.3f} |"]
+
+
 def main(argv: Sequence[str], prog: str = "bench") -> int:
     parser = OneLineParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     side = _count(16, 65536, multiple=16)  # one Flux / Qwen-Image token is 16 px
@@ -79,6 +96,10 @@ def main(argv: Sequence[str], prog: str = "bench") -> int:
     parser.add_argument("--sampling-side", type=_count(64, 65536, multiple=32, zero=True), default=2048,
                         help="whole-sampling size, px, a multiple of 32 (its warm-up samples at half) (0: skip)")
     parser.add_argument("--sampling-runs", type=_count(1, 100), default=2, help="interleaved runs per variant")
+    parser.add_argument("--hiflow-side", type=_count(16, 4096, multiple=16, zero=True), default=128,
+                        help="HiFlow cascade vs one pass: the tiny FLUX's base size, px (final 4x; 0: skip)")
+    parser.add_argument("--hiflow-runs", type=_count(1, 100), default=2, help="interleaved runs per route")
+    parser.add_argument("--hiflow-only", action="store_true", help="print only the HiFlow table")
     parser.add_argument("--blocks", type=_count(0, 64), nargs=2, default=[1, 1], metavar=("DOUBLE", "SINGLE"))
     parser.add_argument("--threads", type=_count(1, 1024), default=1,
                         help="CPU threads (1: steadier on a shared machine)")
@@ -108,6 +129,9 @@ def main(argv: Sequence[str], prog: str = "bench") -> int:
              "| case | stock | yarn | ntk | pi | SEGA step | paper embed | floor | yarn/stock | SEGA/stock | "
              "yarn/floor |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    if args.hiflow_only:
+        lines = lines[:1]
+        args.sides, args.qwen_sides, args.sampling_side, args.no_compile = [], [], 0, True
     print("\n".join(lines), flush=True)
     cases = [Case("flux", side, b) for side in args.sides for b in args.batch]
     cases += [Case("qwen_image", side, b) for side in args.qwen_sides for b in args.batch]
@@ -159,6 +183,8 @@ def main(argv: Sequence[str], prog: str = "bench") -> int:
                 f"{med / stock:.3f} |")
             run_lines.append(f"| share of that time spent building RoPE tables | {case} | "
                              f"{100 * by_name['stock'][3]:.2f}% | {100 * share:.2f}% | – |")
+    if args.hiflow_side:
+        run_lines += _hiflow_lines(args.hiflow_side, args.hiflow_runs, device)
     print("\n".join(run_lines), flush=True)
     lines += run_lines
     lines.append(f"\nBench wall time: {time.perf_counter() - started:.0f} s.")

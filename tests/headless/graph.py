@@ -62,11 +62,24 @@ SHAPES: dict[str, Shape] = {
                                                                                     ("recipe", "COMBO"),
                                                                                     ("variant", "COMBO")],
                                [("MODEL", "MODEL")], PACK),
+    # The HiFlow Cascade examples (tests/headless/hiflow_workflows.py) and the nodes of their image input.
+    "DyPESEGA_HiFlowCascade": ([("model", "MODEL"), ("positive", "CONDITIONING"), ("negative", "CONDITIONING"),
+                                ("vae", "VAE"), ("latent", "LATENT"), ("stage_model", "MODEL")],
+                               [("seed", "INT"), ("steps", "INT"), ("cfg", "FLOAT"), ("denoise", "FLOAT")]
+                               + [(n, "STRING") for n in ("scales", "stage_steps", "stage_guidance", "alphas",
+                                                          "betas", "filter_ratio", "ntk_factor")]
+                               + [("proportional_attention", "BOOLEAN"), ("swin", "BOOLEAN"), ("sharpen", "FLOAT")],
+                               [("latent", "LATENT"), ("base", "LATENT")], PACK),
+    "LoadImage": ([], [("image", "COMBO")], [("IMAGE", "IMAGE"), ("MASK", "MASK")], CORE),
+    "ImageScale": ([("image", "IMAGE")], [("upscale_method", "COMBO"), ("width", "INT"), ("height", "INT"),
+                                          ("crop", "COMBO")], [("IMAGE", "IMAGE")], CORE),
+    "VAEEncode": ([("pixels", "IMAGE"), ("vae", "VAE")], [], [("LATENT", "LATENT")], CORE),
 }
 # Inputs the node declares optional: the frontend draws (and saves) their socket as a hollow circle, shape 7.
 OPTIONAL_INPUTS = {("DualCLIPLoader", "device"), ("CLIPLoader", "device"), ("DyPESEGA_SEGAAttention", "allocation"),
                    ("DyPESEGA_SEGAAttention", "m_ref"), ("DyPESEGA_SEGAAttention", "recipe"),
-                   ("DyPESEGA_PatchModel", "variant"), ("DyPESEGA_SEGAAttention", "variant")}
+                   ("DyPESEGA_PatchModel", "variant"), ("DyPESEGA_SEGAAttention", "variant"),
+                   ("DyPESEGA_HiFlowCascade", "stage_model")}
 HOLLOW_CIRCLE = 7
 # Download links the frontend offers for missing files (node properties.models): the ungated Comfy-Org repackaged
 # files ComfyUI's official templates link (comfyui-workflow-templates-json 0.1.123).
@@ -112,7 +125,9 @@ class Graph:
             node.update(inputs=[], outputs=[], properties={}, widgets_values=widgets, color="#432", bgcolor="#653")
         else:
             sockets, widget_inputs, outputs, props = SHAPES[node_type]
-            node["inputs"] = [{"localized_name": n, "name": n, "type": t, "link": None} for n, t in sockets] + [
+            node["inputs"] = [{"localized_name": n, "name": n, "type": t, "link": None}
+                              | ({"shape": HOLLOW_CIRCLE} if (node_type, n) in OPTIONAL_INPUTS else {})
+                              for n, t in sockets] + [
                 {"localized_name": n, "name": n, "type": t, "widget": {"name": n}, "link": None}
                 | ({"shape": HOLLOW_CIRCLE} if (node_type, n) in OPTIONAL_INPUTS else {})
                 for n, t in widget_inputs]

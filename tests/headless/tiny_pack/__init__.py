@@ -187,3 +187,7 @@ NODE_CLASS_MAPPINGS = {
 from .video import NODE_CLASS_MAPPINGS as _VIDEO_NODES  # noqa: E402  (its loaders reuse the classes above)
 
 NODE_CLASS_MAPPINGS.update(_VIDEO_NODES)
+
+from .hiflow import NODE_CLASS_MAPPINGS as _HIFLOW_NODES  # noqa: E402
+
+NODE_CLASS_MAPPINGS.update(_HIFLOW_NODES)

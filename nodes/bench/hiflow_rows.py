@@ -1,0 +1,117 @@
+"""The HiFlow row of ``bench``: a cascade against one pass at the same final size and step count, in one run.
+
+CPU time on a tiny ComfyUI FLUX (the bench's, one head), and the FLOPs of the model calls each route actually made,
+counted for FLUX.1-dev's real dimensions: 19 double + 38 single blocks of width 3072 (MLP ratio 4), 512 text
+tokens, the calls' image grids mapped to the real sizes (base 1024², the swin border kept as one token).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+
+from .model import flux_cond, tiny_flux
+from .timing import sync
+
+BLOCKS, WIDTH, TEXT_TOKENS = 57, 3072, 512
+REAL_BASE_LATENT = 128  # FLUX.1 at 1024²: 128² latent pixels, 64² tokens
+
+
+def call_flops(image_tokens: int, text_tokens: int = TEXT_TOKENS, width: int = WIDTH, blocks: int = BLOCKS) -> float:
+    """One FLUX.1-dev model call: per block 24·d² FLOPs per token (QKV, output and MLP projections: 12 d² weights
+    per token in the double and the single blocks alike) plus 4·N²·d for attention (QKᵀ and AV), N = text + image."""
+    n = image_tokens + text_tokens
+    return blocks * (24.0 * width**2 * n + 4.0 * width * n**2)
+
+
+def _tiny_vae(device: torch.device):
+    import comfy.sd
+    from comfy.ldm.models.autoencoder import AutoencoderKL
+
+    params = {"embed_dim": 16, "ddconfig": {
+        "double_z": True, "z_channels": 16, "resolution": 256, "in_channels": 3, "out_ch": 3, "ch": 32,
+        "ch_mult": [1, 1, 2, 2], "num_res_blocks": 1, "attn_resolutions": [], "dropout": 0.0}}
+    module = AutoencoderKL(**params)
+    gen = torch.Generator().manual_seed(0)
+    sd = {k: torch.randn(v.shape, generator=gen) / max(1, v[0].numel()) ** 0.5 if v.ndim > 1 else
+          (1.0 if k.endswith("weight") else 0.0) + 0.02 * torch.randn(v.shape, generator=gen)
+          for k, v in module.state_dict().items()}
+    vae = comfy.sd.VAE(sd=sd, config={"params": params}, device=device)
+    vae.latent_channels = 16
+    return vae
+
+
+def _counting(model, grids: list, seconds: list, device: torch.device):
+    """A clone whose every model call files its latent grid (rows, cols, batch) and its wall time."""
+    import comfy.patcher_extension as ext
+
+    def wrapper(executor, x, *args, **kwargs):
+        grids.append((x.shape[-2], x.shape[-1], x.shape[0]))
+        start = time.perf_counter()
+        out = executor(x, *args, **kwargs)
+        sync(device)
+        seconds[0] += time.perf_counter() - start
+        return out
+
+    clone = model.clone()
+    clone.add_wrapper_with_key(ext.WrappersMP.APPLY_MODEL, "hiflow_bench", wrapper)
+    return clone
+
+
+def _real_flops(grids: list, nominal: list[int], base: int) -> float:
+    """FLOPs of the calls at FLUX.1-dev's size: a call's grid is a pass's nominal size (+2 latent px with swin)."""
+    total = 0.0
+    for rows, cols, batch in grids:
+        size = max(n for n in nominal if n <= rows)
+        pad = rows - size
+        real_rows = size * REAL_BASE_LATENT // base + pad  # latent px at the real size
+        real_cols = (cols - pad) * REAL_BASE_LATENT // base + pad
+        total += batch * call_flops((real_rows // 2) * (real_cols // 2))
+    return total
+
+
+def hiflow_row(base_side: int, runs: int, device: torch.device, cfg: float = 1.0) -> dict:
+    """One pass (30 euler steps at 4x) vs the official cascade (30 at 1x, 16 at 2x, 10 at 4x), interleaved."""
+    import comfy.sample
+
+    from ..hiflow import HiFlowSettings, run_cascade
+
+    settings = HiFlowSettings(cfg=cfg)
+    base = base_side // 8
+    final = int(base * settings.scales[-1])
+    model, vae = tiny_flux(1, 1, 1, device), _tiny_vae(device)
+    positive, negative = flux_cond(16, 1), flux_cond(16, 2)
+    grids = {"one pass": [], "HiFlow": []}
+    in_model = {name: [0.0] for name in grids}
+    models = {name: _counting(model, grids[name], in_model[name], device) for name in grids}
+
+    def one_pass():
+        latent = torch.zeros(1, 16, final, final)
+        noise = torch.randn(latent.shape, generator=torch.Generator().manual_seed(0))
+        return comfy.sample.sample(models["one pass"], noise, settings.steps, cfg, "euler", "simple", positive,
+                                   negative, latent, seed=0, disable_pbar=True)
+
+    def cascade():
+        latent = {"samples": torch.zeros(1, 16, base, base)}
+        return run_cascade(models["HiFlow"], positive, negative, vae, latent, 0, settings).latent["samples"]
+
+    routes = {"one pass": one_pass, "HiFlow": cascade}
+    times = {name: [] for name in routes}
+    model_times = {name: [] for name in routes}
+    for round_index in range(runs):
+        order = list(routes) if round_index % 2 == 0 else list(reversed(routes))
+        for name in order:
+            grids[name].clear()
+            in_model[name][0] = 0.0
+            start = time.perf_counter()
+            routes[name]()
+            sync(device)
+            times[name].append(time.perf_counter() - start)
+            model_times[name].append(in_model[name][0])
+    nominal = [base] + [int(base * s) for s in settings.scales]
+    return {name: {"seconds": statistics.median(v), "model_seconds": statistics.median(model_times[name]),
+                   "calls": len(grids[name]),
+                   "flops": _real_flops(grids[name], nominal if name == "HiFlow" else [final], base)}
+            for name, v in times.items()}

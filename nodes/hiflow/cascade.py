@@ -1,0 +1,132 @@
+"""One HiFlow cascade through ComfyUI: the base pass, then each stage as ``comfy.sample.sample_custom`` with the
+tail of the base schedule, the stage's own noise and the previous stage's image, upsampled and sharpened.
+
+All run state (the stored predictions, the plans) is local to one call of ``run_cascade``: an interrupt or an
+error drops it with the call, and the MODELs are never changed (the official stage model is a clone).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from ...spectral import hiflow as hf
+from ..families import FamilyAdapter
+from ..families.base import params_attr
+from .families import hiflow_family
+from .sampling import StagePlan, Trajectory, base_sampler, stage_sampler
+from .settings import HiFlowSettings
+from .stage_model import official_stage_model
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class CascadeResult:
+    latent: dict  # the last stage's LATENT
+    stages: list[dict]  # the base pass's LATENT, then each stage's
+    stored_bytes: int  # the most host memory the stored predictions held at once
+
+
+def base_schedule(model, steps: int) -> torch.Tensor:
+    """The official schedule through this MODEL's own shift: σ(t) for t = linspace(1, 1/steps, steps), then 0."""
+    sampling = model.get_model_object("model_sampling")
+    sigmas = [float(sampling.percent_to_sigma(1.0 - float(t))) for t in hf.schedule_times(steps)]
+    return torch.tensor(sigmas + [0.0], dtype=torch.float32)
+
+
+def stage_grid(latent: torch.Tensor, scale: float, adapter: FamilyAdapter) -> tuple[int, int]:
+    """The stage's latent rows and columns: the input latent's x ``scale``, rounded to whole tokens."""
+    patch = adapter.patch_size
+    return tuple(max(patch, round(n * scale / patch) * patch) for n in latent.shape[-2:])
+
+
+def _with_guidance(conditioning, guidance: float, model):
+    """The conditioning with the stage's distilled guidance, for models that take one (FLUX.1 / Flux.2 dev)."""
+    if guidance <= 0 or not params_attr(model.model, "guidance_embed", False):
+        return conditioning
+    import node_helpers
+
+    return node_helpers.conditioning_set_values(conditioning, {"guidance": guidance})
+
+
+def _images(vae, samples: torch.Tensor) -> torch.Tensor:
+    images = vae.decode(samples)
+    return images.reshape(-1, *images.shape[-3:]) if images.ndim == 5 else images
+
+
+@torch.no_grad()
+def upscaled_start(vae, samples: torch.Tensor, grid: tuple[int, int], sharpen: float, sigma: float) -> torch.Tensor:
+    """The stage's x0 before noise: decode, bicubic to the stage's pixels, sharpen, encode (the VAE's mode)."""
+    images = _images(vae, samples)[..., :3].movedim(-1, 1).float()
+    ratio = images.shape[-2] // samples.shape[-2]
+    images = F.interpolate(images, size=(grid[0] * ratio, grid[1] * ratio), mode="bicubic", align_corners=False)
+    images = hf.sharpen(images, sigma, sharpen)
+    encoded = vae.encode(images.movedim(1, -1))
+    if tuple(encoded.shape[-2:]) != tuple(grid):
+        raise ValueError(f"HiFlow: the VAE encoded the {tuple(images.shape[-2:])} px stage image to a latent of "
+                         f"{tuple(encoded.shape[-2:])}, not the stage's {grid}; is this the model's VAE?")
+    return encoded
+
+
+def _latent_in(model, latent: dict) -> torch.Tensor:
+    import comfy.sample
+
+    samples = latent["samples"]
+    if samples.ndim not in (4, 5):
+        raise ValueError(f"HiFlow: 'latent' must be an image latent, got samples of shape {tuple(samples.shape)}.")
+    if samples.ndim == 5 and samples.shape[2] != 1:
+        raise ValueError(f"HiFlow: 'latent' holds {samples.shape[2]} frames; HiFlow is for single images.")
+    if latent.get("noise_mask") is not None:
+        raise ValueError("HiFlow: 'latent' carries a noise mask (inpainting); HiFlow's stages change the latent's "
+                         "size, so it cannot follow one. Remove the mask (Set Latent Noise Mask).")
+    return comfy.sample.fix_empty_latent_channels(model, samples)
+
+
+def run_cascade(model, positive, negative, vae, latent: dict, seed: int, settings: HiFlowSettings,
+                stage_model=None, disable_pbar: bool = True, callbacks=None) -> CascadeResult:
+    """Prompt -> high resolution (an empty latent, denoise 1) or image -> high resolution (an encoded image,
+    denoise < 1: the base pass is img2img on the last steps of the schedule and records that trajectory)."""
+    import comfy.sample
+
+    settings.check()
+    adapter = hiflow_family(model)
+    if stage_model is not None and hiflow_family(stage_model).name != adapter.name:
+        raise ValueError(f"HiFlow: 'stage_model' is {type(stage_model.model).__name__}, 'model' "
+                         f"{type(model.model).__name__}; the stages must run the same family as the base pass.")
+    samples = _latent_in(model, latent)
+    sigmas = base_schedule(model, settings.steps)
+    first = settings.steps - settings.base_steps_run
+    record = Trajectory()
+    callback = callbacks(model, settings.base_steps_run) if callbacks else None
+    noise = comfy.sample.prepare_noise(samples, seed)
+    out = comfy.sample.sample_custom(model, noise, settings.cfg, base_sampler(first, record), sigmas[first:],
+                                     positive, negative, samples, callback=callback, disable_pbar=disable_pbar,
+                                     seed=seed)
+    stages, peak = [{"samples": out}], record.nbytes()
+    for index, scale in enumerate(settings.scales):
+        steps = settings.stage_steps[index]
+        last = index == len(settings.scales) - 1
+        grid = stage_grid(samples, scale, adapter)
+        start = upscaled_start(vae, out, grid, settings.sharpen, hf.sharpen_sigma(seed, index))
+        walker = stage_model or official_stage_model(model, adapter, settings.ntk_factor[index],
+                                                     settings.proportional_attention)
+        plan = StagePlan(offset=settings.steps - steps, reference=record.x0, alpha=settings.alphas[index],
+                         beta=settings.betas[index], ratio=settings.filter_ratio[index], swin=settings.swin,
+                         record=None if last else Trajectory())
+        guidance = settings.stage_guidance[index]
+        noise = comfy.sample.prepare_noise(start, seed + index + 1)  # seeded per stage (docs/hiflow.md)
+        callback = callbacks(walker, steps) if callbacks else None
+        out = comfy.sample.sample_custom(walker, noise, settings.cfg, stage_sampler(plan),
+                                         hf.stage_sigmas(sigmas, steps), _with_guidance(positive, guidance, model),
+                                         _with_guidance(negative, guidance, model), start, callback=callback,
+                                         disable_pbar=disable_pbar, seed=seed + index + 1)
+        if plan.record is not None:
+            peak = max(peak, record.nbytes() + plan.record.nbytes())
+            record = plan.record
+        stages.append({"samples": out})
+        logger.debug("HiFlow stage %d: %s latent, %d steps", index + 1, tuple(out.shape), steps)
+    return CascadeResult(latent={"samples": out}, stages=stages, stored_bytes=peak)

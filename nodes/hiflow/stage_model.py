@@ -1,0 +1,65 @@
+"""The official stage model on a clone: the rotary table built with theta x ntk_factor on every axis, times the
+proportional-attention temperature (rope/hiflow_scale.py). The input MODEL is untouched: only the clone carries
+the object patch, and the replacement module holds its two numbers and the original embedder, nothing per call."""
+
+from __future__ import annotations
+
+import copy
+import logging
+
+import torch
+
+from ...rope.hiflow_scale import ntk_theta, proportional_temperature, trained_attention_tokens
+from ..families import FamilyAdapter, UnsupportedModelError
+from ..families.base import COSMOS_ROPE
+from ..rope_patch.config import read_config
+from .families import trained_image_tokens
+
+logger = logging.getLogger(__name__)
+
+
+class HiFlowStageEmbedder(torch.nn.Module):
+    """ComfyUI's own embedder with theta x factor; its table (every row, text rows included) times m, so q·k
+    scales by m² = sqrt(log_T(N)), N the tokens of the call (the ids' length)."""
+
+    def __init__(self, original: torch.nn.Module, factor: float, trained_tokens: float, proportional: bool) -> None:
+        super().__init__()
+        self.original = original
+        self.scaled = copy.deepcopy(original)  # holds no weights: EmbedND-style modules keep only theta and axes
+        self.scaled.theta = ntk_theta(original.theta, factor)
+        self.theta = self.scaled.theta
+        self.axes_dim = list(original.axes_dim)
+        self.trained_tokens = float(trained_tokens)
+        self.proportional = bool(proportional)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        table = self.scaled(ids)
+        if not self.proportional:
+            return table
+        m = proportional_temperature(int(ids.shape[1]), self.trained_tokens)  # from the shape: no host sync
+        return table if m == 1.0 else table * m
+
+
+def official_stage_model(model, adapter: FamilyAdapter, factor: float, proportional: bool):
+    """A clone of ``model`` with the official stage rotary table and attention scale."""
+    name = type(model.model).__name__
+    if read_config(model.model_options.get("transformer_options", {})) is not None:
+        raise UnsupportedModelError(
+            f"HiFlow: the 'model' input ({name}) is already patched by DyPE / SEGA, so the official stage patch "
+            "(NTK x factor, proportional attention) would replace theirs. Connect the patched model to "
+            "'stage_model' (the stages then use it as it is) and the unpatched one to 'model'.")
+    if adapter.embedder_kind == COSMOS_ROPE:
+        raise UnsupportedModelError(
+            f"HiFlow's official stage patch needs an EmbedND-style embedder; {adapter.display_name} ({name}) builds "
+            "its table from the latent's shape. Connect a DyPE / SEGA-patched model to 'stage_model' instead.")
+    original = model.get_model_object(adapter.embedder_attr)
+    if type(original).__module__.split(".")[0] != "comfy" or not hasattr(original, "theta"):
+        raise UnsupportedModelError(
+            f"HiFlow: {name}.{adapter.embedder_attr} is {type(original).__module__}.{type(original).__name__}, not "
+            "ComfyUI's own EmbedND; another node replaced it. Connect that model to 'stage_model' instead.")
+    clone = model.clone()
+    tokens = trained_attention_tokens(trained_image_tokens(adapter, model))
+    clone.add_object_patch(adapter.embedder_attr, HiFlowStageEmbedder(original, factor, tokens, proportional))
+    logger.debug("HiFlow stage model for %s: theta x %s, proportional attention %s (T=%s)", name, factor,
+                 proportional, tokens)
+    return clone

@@ -1,0 +1,159 @@
+"""HiFlow's flow-aligned guidance as pure torch (arXiv 2504.06232; official code Bujiazi/HiFlow at da351a8).
+
+What one high-resolution stage step does to the model's x0 prediction and velocity, the swin patchify bookkeeping,
+the re-noise, the stage schedule and the sharpening of the upsampled image. The sampler that drives these through
+ComfyUI is ``nodes/hiflow/``; docs/hiflow.md explains the method and where we differ from the official code.
+
+Shapes: every latent is ``(..., H, W)``; the filter, pad and crop act on the last two dims, so ComfyUI's 4-D image
+latents and the 5-D single-frame latents (Qwen-Image) take the same path.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+#: The official velocity divides by sigma + this (flowmatch_step), so a stage never divides by zero.
+VELOCITY_EPS = 1e-6
+#: The official Butterworth order and the sharpening blur: a 3x3 Gaussian whose sigma is drawn from this range.
+BUTTERWORTH_ORDER = 4
+SHARPEN_KERNEL = 3
+SHARPEN_SIGMA_RANGE = (0.1, 2.0)
+
+
+def schedule_times(steps: int) -> torch.Tensor:
+    """The official base grid before the model's shift: linspace(1, 1/steps, steps), float64 (dynamic shift off)."""
+    if steps < 1:
+        raise ValueError(f"HiFlow needs at least 1 base step, got {steps}.")
+    return torch.linspace(1.0, 1.0 / steps, steps, dtype=torch.float64)
+
+
+def stage_sigmas(base_sigmas: torch.Tensor, steps: int) -> torch.Tensor:
+    """A stage's sigmas: the last ``steps`` timesteps of the base schedule and its final 0 (time-matched)."""
+    available = base_sigmas.shape[0] - 1
+    if not 1 <= steps <= available:
+        raise ValueError(f"A HiFlow stage of {steps} steps needs 1..{available} (the base schedule's steps).")
+    return base_sigmas[-(steps + 1):]
+
+
+def stage_weights(alpha: float, beta: float, steps: int, step: int) -> tuple[float, float]:
+    """α and β at step ``step`` of ``steps``: both decay linearly, (steps - step) / steps."""
+    decay = (steps - step) / steps
+    return alpha * decay, beta * decay
+
+
+def butterworth_mask(height: int, width: int, ratio: float, order: int = BUTTERWORTH_ORDER,
+                     device: torch.device | str | None = None) -> torch.Tensor:
+    """The centred (fftshift-ed) Butterworth low-pass mask, float32 like the official one.
+
+    d² = (2h/H - 1)² + (2w/W - 1)², mask = 1 / (1 + (d² / ratio²)^order); ratio 0 is the all-zero mask.
+    """
+    if ratio == 0:
+        return torch.zeros(height, width, dtype=torch.float32, device=device)
+    rows = (2.0 * torch.arange(height, dtype=torch.float64) / height - 1.0) ** 2
+    cols = (2.0 * torch.arange(width, dtype=torch.float64) / width - 1.0) ** 2
+    d_square = rows[:, None] + cols[None, :]
+    mask = 1.0 / (1.0 + (d_square / ratio**2) ** order)
+    return mask.to(device=device, dtype=torch.float32)
+
+
+def low_pass(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """FFT over the last two dims, centre, multiply by ``mask``, back; the real part, in the mask's dtype."""
+    spectrum = torch.fft.fftshift(torch.fft.fft2(x.to(mask.dtype)), dim=(-2, -1))
+    return torch.fft.ifft2(torch.fft.ifftshift(spectrum * mask, dim=(-2, -1))).real
+
+
+def align_structure(x0: torch.Tensor, x0_ref: torch.Tensor, mask: torch.Tensor, alpha: float) -> torch.Tensor:
+    """x0 + α·(LP(x0_ref) - LP(x0)): the low frequencies pulled toward the reference's."""
+    return x0 + alpha * (low_pass(x0_ref, mask) - low_pass(x0, mask))
+
+
+def velocity(x: torch.Tensor, x0: torch.Tensor, sigma: torch.Tensor | float) -> torch.Tensor:
+    """The flow velocity that takes ``x`` at ``sigma`` to ``x0``, as the official stage computes it."""
+    return (x - x0) / (sigma + VELOCITY_EPS)
+
+
+def align_acceleration(v: torch.Tensor, v_ref: torch.Tensor, v_prev: torch.Tensor, v_ref_prev: torch.Tensor,
+                       beta: float) -> torch.Tensor:
+    """v + β·((v_prev - v) - (v_ref_prev - v_ref)): the change of velocity pulled toward the reference's."""
+    return v + beta * (v_prev + v_ref - v_ref_prev - v)
+
+
+def swin_pad(x: torch.Tensor) -> torch.Tensor:
+    """Zero-pad one latent pixel on every side: the patch grid shifts by one pixel (the even steps)."""
+    return F.pad(x, (1, 1, 1, 1), mode="constant", value=0.0)
+
+
+def swin_crop(x: torch.Tensor) -> torch.Tensor:
+    """Take the one-pixel border off again (the odd steps)."""
+    return x[..., 1:-1, 1:-1]
+
+
+def swin_step(x: torch.Tensor, step: int) -> torch.Tensor:
+    """The latent a stage step feeds the model: padded on even steps, cropped back on odd ones."""
+    return swin_pad(x) if step % 2 == 0 else swin_crop(x)
+
+
+def match_grid(x: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """``x`` padded or cropped by one pixel per side to ``like``'s grid (the previous step's velocities)."""
+    height, target = x.shape[-1], like.shape[-1]
+    if height == target and x.shape[-2] == like.shape[-2]:
+        return x
+    if x.shape[-1] + 2 == target and x.shape[-2] + 2 == like.shape[-2]:
+        return swin_pad(x)
+    if x.shape[-1] - 2 == target and x.shape[-2] - 2 == like.shape[-2]:
+        return swin_crop(x)
+    raise ValueError(f"HiFlow: cannot match a {tuple(x.shape)} grid to {tuple(like.shape)} (swin moves one pixel).")
+
+
+def resize_like(reference: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """The stored x0 of the previous stage, bicubic-resized (align_corners False) to ``like``'s grid (the
+    official "latent" upsampling); leading dims are folded so 5-D latents resize as 4-D."""
+    if reference.shape[-2:] == like.shape[-2:]:
+        return reference.to(like.dtype)
+    lead = reference.shape[:-2]
+    flat = reference.reshape(lead[0], -1, *reference.shape[-2:]).to(like.dtype)
+    out = F.interpolate(flat, size=tuple(like.shape[-2:]), mode="bicubic", align_corners=False)
+    return out.reshape(*lead, *like.shape[-2:])
+
+
+def renoise(x0: torch.Tensor, noise: torch.Tensor, sigma: torch.Tensor | float) -> torch.Tensor:
+    """x = σ·noise + (1 - σ)·x0: the stage's start at its first sigma (ComfyUI's flow noise_scaling does this)."""
+    return sigma * noise + (1.0 - sigma) * x0
+
+
+def sharpen_sigma(seed: int, stage: int, sigma_range: tuple[float, float] = SHARPEN_SIGMA_RANGE) -> float:
+    """The blur sigma of stage ``stage``: the official code draws it from ``sigma_range`` with torchvision's global
+    RNG on each call; ours draws it uniformly from a generator seeded with ``seed + stage`` (the "seeded" rule)."""
+    low, high = sigma_range
+    generator = torch.Generator().manual_seed(int(seed) + int(stage))
+    return low + (high - low) * float(torch.rand((), generator=generator, dtype=torch.float64))
+
+
+def gaussian_kernel(sigma: float, size: int = SHARPEN_KERNEL) -> torch.Tensor:
+    """torchvision's 1-D Gaussian: exp(-x²/2σ²) on x = -(size-1)/2 .. (size-1)/2, normalised, float64."""
+    half = (size - 1) / 2.0
+    x = torch.linspace(-half, half, size, dtype=torch.float64)
+    pdf = torch.exp(-0.5 * (x / sigma) ** 2)
+    return pdf / pdf.sum()
+
+
+def sharpen(image: torch.Tensor, sigma: float, amount: float = 1.0, size: int = SHARPEN_KERNEL) -> torch.Tensor:
+    """Unsharp mask (1 + a)·img - a·blur(img) on a (B, C, H, W) image; the blur pads by reflection, as
+    torchvision's GaussianBlur does. Linear, so [0, 1] and [-1, 1] images give the same result after rescaling."""
+    if amount == 0:
+        return image
+    kernel = gaussian_kernel(sigma, size).to(device=image.device, dtype=image.dtype)
+    channels, pad = image.shape[1], size // 2
+    padded = F.pad(image, (pad, pad, pad, pad), mode="reflect")
+    rows = kernel.view(1, 1, size, 1).expand(channels, 1, size, 1)
+    cols = kernel.view(1, 1, 1, size).expand(channels, 1, 1, size)
+    blurred = F.conv2d(F.conv2d(padded, cols, groups=channels), rows, groups=channels)
+    return (1.0 + amount) * image - amount * blurred
+
+
+def stored_bytes(latent_shape: tuple[int, ...], steps: int, bytes_per_value: int = 4) -> int:
+    """Memory of ``steps`` stored x0 predictions of ``latent_shape`` (the host memory a stage's reference needs)."""
+    return math.prod(latent_shape) * steps * bytes_per_value
