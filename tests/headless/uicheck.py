@@ -56,6 +56,8 @@ def widget_slots(info: dict[str, Any]) -> list[Slot]:
             slots.append(Slot(name, "CONTROL", {}, control=True))
         elif kind == "FLOAT" and flag:
             slots.append(Slot(name, "CONTROL", {}, control=True))
+        elif kind == "COMBO" and opts.get("image_upload"):  # LoadImage: the frontend's upload button saves "image"
+            slots.append(Slot(name, "UPLOAD", {}, control=True))
         elif kind == "COMBO" and flag:  # canvas mode: control + filter (workflows.md §1: avoid in our pack)
             slots += [Slot(name, "CONTROL", {}, control=True), Slot(name, "FILTER", {}, control=True)]
     return slots
@@ -65,6 +67,8 @@ def check_value(slot: Slot, value: Any) -> str | None:
     """Why ``value`` does not fit ``slot``, or None."""
     if slot.kind == "CONTROL":
         return None if value in CONTROL_VALUES else f"{value!r} is not a control mode"
+    if slot.kind == "UPLOAD":
+        return None if value == "image" else f"{value!r} is not the upload widget's value 'image'"
     if slot.kind == "FILTER":
         return None if isinstance(value, str) else f"{value!r} is not a filter string"
     if slot.kind == "COMBO":
