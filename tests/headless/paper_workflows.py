@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .graph import CORE, MODEL_URLS, OPTIONAL_INPUTS, SHAPES, Graph, Layout, add_note
+from .graph import CORE, LOCALIZED_NAMES, MODEL_URLS, OPTIONAL_INPUTS, SHAPES, Graph, Layout, add_note
 from .make_workflows import _patches, _tail
 from .paper_notes import NOTES
 
 SHAPES.update({
-    "LoadImage": ([], [("image", "COMBO")], [("IMAGE", "IMAGE"), ("MASK", "MASK")], CORE),
+    # The upload button is a widget with its own socket (frontend >= 1.16), saved after the file combo.
+    "LoadImage": ([], [("image", "COMBO"), ("upload", "IMAGEUPLOAD")], [("IMAGE", "IMAGE"), ("MASK", "MASK")], CORE),
     "FluxKontextImageScale": ([("image", "IMAGE")], [], [("IMAGE", "IMAGE")], CORE),
     "VAEEncode": ([("pixels", "IMAGE"), ("vae", "VAE")], [], [("LATENT", "LATENT")], CORE),
     "ReferenceLatent": ([("conditioning", "CONDITIONING"), ("latent", "LATENT")], [],
@@ -31,6 +32,7 @@ SHAPES.update({
                                      ("image3", "IMAGE")], [("prompt", "STRING")],
                                     [("CONDITIONING", "CONDITIONING")], CORE),
 })
+LOCALIZED_NAMES[("LoadImage", "upload")] = "choose file to upload"
 OPTIONAL_INPUTS.update({("ReferenceLatent", "latent"), ("TextEncodeQwenImageEditPlus", "vae"),
                         *(("TextEncodeQwenImageEditPlus", f"image{i}") for i in (1, 2, 3))})
 _QWEN_EDIT = "https://huggingface.co/Comfy-Org/Qwen-Image-Edit_ComfyUI/resolve/main/split_files/diffusion_models"
@@ -87,7 +89,7 @@ def qwen_edit(name: str) -> dict[str, Any]:
     model = _patches(g, at.ours, shift, sega=False)
     reference = _reference(g, at)
     conds = []
-    for text, height in ((PROMPT_EDIT, 200), ("", 120)):
+    for text, height in ((PROMPT_EDIT, 200), ("", 180)):  # five sockets above the text box
         cond = at.prompts.add("TextEncodeQwenImageEditPlus", height, [text])
         g.link(clip, 0, cond, "clip")
         g.link(vae, 0, cond, "vae")

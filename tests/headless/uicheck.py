@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 WIDGET_TYPES = frozenset({"INT", "FLOAT", "STRING", "BOOLEAN", "COMBO"})
+UPLOAD_SOCKET = "IMAGEUPLOAD"  # LoadImage's upload button (an ``image_upload`` combo) as the frontend saves it
 CONTROL_VALUES = frozenset({"fixed", "increment", "decrement", "randomize"})
 
 
@@ -125,6 +126,8 @@ def check_workflow(wf: dict[str, Any], object_info: dict[str, Any], virtual: fro
                    if (why := check_value(s, v)) is not None]
         for slot_index, sock in enumerate(node.get("inputs", [])):
             expected = _registry_input_type(info, sock["name"])
+            if expected is None and sock["type"] == UPLOAD_SOCKET and any(s.kind == "UPLOAD" for s in slots):
+                expected = UPLOAD_SOCKET  # the upload button's socket: the frontend's, not in the schema
             if expected is None:
                 errors.append(f"{where}: input {sock['name']!r} not in the schema")
             elif expected not in (sock["type"], "*"):
