@@ -93,34 +93,6 @@ def test_refused_classes_get_their_reason():
     assert checked or not hasattr(model_base, "Kandinsky5")  # the newer host has refused RoPE classes to check
 
 
-#: Classes newer than both test hosts (ComfyUI model_base @094c74c1 and its ldm modules) -> their ComfyUI base
-#: class: none of them can be built here, so each is checked by name through a stand-in of that name and base.
-NEWEST_CLASSES = {"QwenImage21": "QwenImage", "SenseNovaU15": "BaseModel", "MingImage": "Lumina2",
-                  "WAN_Animate2": "WAN21", "Kandinsky6": "BaseModel", "Prism": "BaseModel", "Trellis2": "BaseModel",
-                  "YuE2": "BaseModel", "MiniMaxMusic3": "BaseModel"}
-
-
-@pytest.mark.parametrize(("name", "base"), sorted(NEWEST_CLASSES.items()))
-def test_newest_comfyui_classes_are_refused_by_name(name, base):
-    """A newer ComfyUI's class reaches its own reason, never the generic error nor its base class's adapter (Qwen-Image
-    2.1 subclasses QwenImage, Ming-Image Lumina2, Wan Animate 2 WAN21). The host's own class where it has one; else a
-    stand-in defined as ComfyUI defines it (module comfy.model_base), which detection treats as ComfyUI's."""
-    import comfy.model_base as model_base
-
-    families = _pack("nodes.families")
-    cls = getattr(model_base, name, None) or type(name, (getattr(model_base, base),), {"__module__": model_base.__name__})
-    instance = cls.__new__(cls)
-    torch.nn.Module.__init__(instance)
-    with pytest.raises(families.UnsupportedModelError) as error:
-        families.detect_family(instance)
-    assert f"{name} (model config" in str(error.value) and families.NOT_SUPPORTED[name] in str(error.value)
-
-
-def test_qwen_image21_reason_says_why_and_what_to_use():
-    reason = _pack("nodes.families").NOT_SUPPORTED["QwenImage21"]
-    assert "keys/values across the steps" in reason and "Qwen-Image-2512" in reason
-
-
 # --- third-party subclasses: Nunchaku stand-ins ------------------------------------------------------------------
 
 
