@@ -14,13 +14,14 @@ import json
 from pathlib import Path
 
 import pytest
-from headless import graph, make_workflows, registry, runner, uicheck, video_workflows
+from headless import graph, make_workflows, paper_workflows, registry, runner, uicheck, video_workflows
 from headless.convert import ui_to_api
 
 WORKFLOWS = sorted(runner.WORKFLOWS_DIR.glob("*.json"))
 SHIPPED = {make_workflows.shipped(key) for key in (
     make_workflows.FLUX_DEV_4096, make_workflows.FLUX_KREA_SEGA, make_workflows.FLUX_KREA_4096, make_workflows.QWEN_4096,
-    make_workflows.FLUX_DEV_UHD, *(spec.file for spec in make_workflows.SPECS), *video_workflows.NAMES)}
+    make_workflows.FLUX_DEV_UHD, *(spec.file for spec in make_workflows.SPECS), *video_workflows.NAMES,
+    *paper_workflows.NAMES)}
 VIDEO_FILES = {make_workflows.shipped(name) for name in video_workflows.NAMES}
 IMAGE_WORKFLOWS = [p for p in WORKFLOWS if p.name not in VIDEO_FILES]  # video: test_video_workflows
 LOADER_FILE_INPUTS = {"UNETLoader": ["unet_name"], "DualCLIPLoader": ["clip_name1", "clip_name2"],
@@ -93,7 +94,8 @@ def test_workflow_parses_and_documents_itself(path: Path):
     assert all(n["properties"]["Node name for S&R"] == n["type"] for n in wf["nodes"] if n["type"] != "MarkdownNote")
     types = {n["type"] for n in wf["nodes"]}
     video = path.name in VIDEO_FILES
-    assert types >= {"UNETLoader", "VAELoader", "CLIPTextEncode"} | (
+    text = "TextEncodeQwenImageEditPlus" if "TextEncodeQwenImageEditPlus" in types else "CLIPTextEncode"
+    assert types >= {"UNETLoader", "VAELoader", text} | (
         {"EmptyHunyuanLatentVideo", "SaveWEBM"} if video else {"KSampler", "SaveImage"})
     if not video:
         assert len(types & set(graph.LATENT_NODES)) == 1

@@ -26,7 +26,7 @@ from .lumina import LUMINA2, Z_IMAGE, Z_IMAGE_PIXEL
 from .mage_flow import MAGE_FLOW
 from .omnigen2 import BOOGU, OMNIGEN2
 from .ovis import OVIS_IMAGE
-from .qwen_image import QWEN_IMAGE
+from .qwen_image import QWEN_IMAGE, QWEN_IMAGE21_REFUSAL
 from .wan import WAN21_1_3B, WAN22_5B, WAN_14B
 
 ADAPTERS: tuple[FamilyAdapter, ...] = (
@@ -87,6 +87,25 @@ NOT_SUPPORTED: dict[str, str] = {
     "SAM3": "SAM 3 " + _NOT_IMAGE.format(what="a segmentation model"),
     "DepthAnything3": "Depth Anything 3 " + _NOT_IMAGE.format(what="a depth estimator"),
     "TripoSplat": "TripoSplat " + _NOT_IMAGE.format(what="3-D generation over a latent sequence"),
+    # Classes newer than the tested hosts (0.3.75, 0.30), read from Comfy-Org/ComfyUI comfy/model_base.py @094c74c1
+    # and the ldm modules they build; no tested host has them, so tests/test_family_registry.py checks them by name.
+    # Kandinsky6 and Prism are the names of their diffusion models (comfy/ldm/kandinsky6, comfy/ldm/prism): the
+    # stored model_base.py predates their model_base classes, so those names are unconfirmed.
+    "QwenImage21": QWEN_IMAGE21_REFUSAL,
+    "SenseNovaU15": "SenseNova U1.5 " + _OWN_TABLE.format(
+        how="(t, h, w) indexes over a sequence that interleaves text, references and the image, with the text and "
+        "reference keys/values precomputed once per run"),
+    "MingImage": "Ming-Image (a Lumina 2 NextDiT whose reference frames get their own frame positions) is not "
+    "verified with the pack yet; Lumina 2 and Z-Image are supported",
+    "WAN_Animate2": "Wan Animate 2 keeps a pose-branch cache across the steps of a run (model_animate2 "
+    "PoseBranchCache) and is not verified with the pack yet; Wan 2.2 Animate (WAN22_Animate) is supported",
+    "Kandinsky6": "Kandinsky 6 generates video with audio: its visual positions are interpolated (rope_scale_factor, "
+    "as the Kandinsky 5 video models) and audio and video attend to each other with their own rotary tables; not "
+    "supported. Kandinsky 5 Image Lite is supported",
+    "Prism": "Prism (audio-video) " + _OWN_TABLE.format(how="rotary_table per tower and half-split bridge tables"),
+    "Trellis2": "Trellis 2 " + _NOT_IMAGE.format(what="3-D asset generation"),
+    "YuE2": "YuE 2 " + _NOT_IMAGE.format(what="music: its RoPE runs over time"),
+    "MiniMaxMusic3": "MiniMax Music 3 " + _NOT_IMAGE.format(what="music: its RoPE runs over time"),
 }
 
 

@@ -194,7 +194,8 @@ ON_SCREEN = """() => {
                    last: last ? [last.left, last.top, last.right, last.bottom] : null};
     }
     out.nodes.push({id: Number(n.id), type: n.type, title: n.title, box: [x0, y0, x1, y1], badges, covered,
-                    note: note_text, widgets: (n.widgets || []).map(w => w.value)});
+                    note: note_text,  // the values the node saves: 1.47's LoadImage preview widget is never saved
+                    widgets: (n.widgets || []).filter(w => w.serialize !== false).map(w => w.value)});
   }
   return out;
 }"""

@@ -81,6 +81,8 @@ OPTIONAL_INPUTS = {("DualCLIPLoader", "device"), ("CLIPLoader", "device"), ("DyP
                    ("DyPESEGA_PatchModel", "variant"), ("DyPESEGA_SEGAAttention", "variant"),
                    ("DyPESEGA_HiFlowCascade", "stage_model")}
 HOLLOW_CIRCLE = 7
+# Widget sockets the frontend labels with another name than the input's (LoadImage's upload button).
+LOCALIZED_NAMES: dict[tuple[str, str], str] = {}
 # Download links the frontend offers for missing files (node properties.models): the ungated Comfy-Org repackaged
 # files ComfyUI's official templates link (comfyui-workflow-templates-json 0.1.123).
 _QWEN = "https://huggingface.co/Comfy-Org/Qwen-Image_ComfyUI/resolve/main/split_files"
@@ -125,11 +127,11 @@ class Graph:
             node.update(inputs=[], outputs=[], properties={}, widgets_values=widgets, color="#432", bgcolor="#653")
         else:
             sockets, widget_inputs, outputs, props = SHAPES[node_type]
+            hollow = {"shape": HOLLOW_CIRCLE}
             node["inputs"] = [{"localized_name": n, "name": n, "type": t, "link": None}
-                              | ({"shape": HOLLOW_CIRCLE} if (node_type, n) in OPTIONAL_INPUTS else {})
-                              for n, t in sockets] + [
-                {"localized_name": n, "name": n, "type": t, "widget": {"name": n}, "link": None}
-                | ({"shape": HOLLOW_CIRCLE} if (node_type, n) in OPTIONAL_INPUTS else {})
+                              | (hollow if (node_type, n) in OPTIONAL_INPUTS else {}) for n, t in sockets] + [
+                {"localized_name": LOCALIZED_NAMES.get((node_type, n), n), "name": n, "type": t, "widget": {"name": n},
+                 "link": None} | (hollow if (node_type, n) in OPTIONAL_INPUTS else {})
                 for n, t in widget_inputs]
             node["outputs"] = [{"localized_name": n, "name": n, "type": t, "links": []} for n, t in outputs]
             node["properties"] = {**props, "Node name for S&R": node_type}
@@ -151,13 +153,19 @@ class Graph:
         self.links.append([link_id, src, src_slot, dst, dst_slot, out["type"]])
 
     def _set_order(self) -> None:
-        # "order" is the frontend's execution order: a topological sort of the links.
-        deps = {n["id"]: {lk[1] for lk in self.links if lk[3] == n["id"]} for n in self.nodes}
-        done: list[int] = []
-        while len(done) < len(deps):
-            ready = sorted(i for i, d in deps.items() if i not in done and d <= set(done))
-            done.extend(ready)
-        for order, node_id in enumerate(done):
+        # "order" is the frontend's execution order, as LiteGraph's computeExecutionOrder sorts the links: a queue
+        # that starts with the nodes without linked inputs in node order and appends each node once its last input
+        # link has been visited, in the order of its sources' output links.
+        waiting = {n["id"]: sum(s["link"] is not None for s in n.get("inputs", [])) for n in self.nodes}
+        queue = [i for i, count in waiting.items() if count == 0]
+        targets = {lk[0]: lk[3] for lk in self.links}
+        for node_id in queue:  # the list grows while it is walked
+            for out in self.nodes[node_id - 1].get("outputs", []):
+                for link_id in out["links"]:
+                    waiting[targets[link_id]] -= 1
+                    if waiting[targets[link_id]] == 0:
+                        queue.append(targets[link_id])
+        for order, node_id in enumerate(queue):
             self.nodes[node_id - 1]["order"] = order
 
     def to_json(self, name: str) -> dict[str, Any]:

@@ -206,9 +206,10 @@ SIZE_WORDS = {(4096, 4096): "4K", (3840, 2160): "4K UHD", (1280, 720): "720p", (
 def card_name(key: str, number: int) -> str:
     """``FLUX.1-dev 4096x4096 DyPE.json``, 2 → ``02 FLUX.1-dev 4K upscale-free DyPE.json``."""
     size = re.search(r"(\d+)x(\d+)", key)
-    if size is None or (int(size[1]), int(size[2])) not in SIZE_WORDS:
+    size_words = SIZE_WORDS | _paper_workflows().SIZE_WORDS
+    if size is None or (int(size[1]), int(size[2])) not in size_words:
         raise ValueError(f"{key}: name its size in SIZE_WORDS (what a user would search for)")
-    words = SIZE_WORDS[int(size[1]), int(size[2])]
+    words = size_words[int(size[1]), int(size[2])]
     return f"{number:02d} {key[:size.start()]}{words} upscale-free{key[size.end():]}"
 
 
@@ -220,9 +221,19 @@ def _keys() -> list[str]:
             *_video_workflows().NAMES]
 
 
+def _numbers() -> dict[str, int]:
+    """Each key's card number: the workflows above in order from 1, then the paper settings' fixed numbers
+    (paper_workflows.FIRST_NUMBER on), which must come after them."""
+    numbers = {k: number for number, k in enumerate(_keys(), start=1)}
+    paper = _paper_workflows()
+    if len(numbers) >= paper.FIRST_NUMBER:
+        raise ValueError(f"{len(numbers)} workflows come before paper_workflows.FIRST_NUMBER {paper.FIRST_NUMBER}")
+    return numbers | {k: number for number, k in enumerate(paper.NAMES, start=paper.FIRST_NUMBER)}
+
+
 def shipped(key: str) -> str:
     """The file name in workflows/ of the workflow with this key."""
-    return {k: card_name(k, number) for number, k in enumerate(_keys(), start=1)}[key]
+    return card_name(key, _numbers()[key])
 
 
 def build_all() -> dict[str, dict[str, Any]]:
@@ -242,8 +253,8 @@ def build_all() -> dict[str, dict[str, Any]]:
             FLUX_DEV_UHD, "flux1-dev.safetensors", sega=False, width=3840, height=2160, guidance=3.5,
             prompt=PROMPT_WIDE, seed=2024, slug="flux1-dev_3840x2160"),
         **{spec.file: family_workflow(spec) for spec in SPECS},
-    } | _video_workflows().build_video()
-    return {shipped(key): built[key] for key in _keys()}
+    } | _video_workflows().build_video() | _paper_workflows().build_paper()
+    return {shipped(key): built[key] for key in _numbers()}
 
 
 def _video_workflows():
@@ -253,6 +264,15 @@ def _video_workflows():
     except ImportError:  # run as a script
         from headless import video_workflows
     return video_workflows
+
+
+def _paper_workflows():
+    """tests/headless/paper_workflows.py (the DyPE paper's other settings), which builds on this module."""
+    try:
+        from . import paper_workflows
+    except ImportError:  # run as a script
+        from headless import paper_workflows
+    return paper_workflows
 
 
 def render(workflow: dict[str, Any]) -> str:

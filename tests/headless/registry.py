@@ -30,7 +30,8 @@ MODEL_FILES: dict[str, tuple[str, ...]] = {
         "mage_flow_int8_convrot.safetensors", "lens_bf16.safetensors", "boogu_image_turbo_fp8_scaled.safetensors",
         "zeta-chroma-base-x0-pixel-dino-distance.safetensors", "wan2.1_t2v_1.3B_fp16.safetensors",
         "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors", "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors",
-        "kandinsky5lite_t2i.safetensors", "anima-base-v1.0.safetensors"),
+        "kandinsky5lite_t2i.safetensors", "anima-base-v1.0.safetensors",
+        "qwen_image_edit_2509_fp8_e4m3fn.safetensors", "flux1-dev-kontext_fp8_scaled.safetensors"),
     "text_encoders": (
         "clip_l.safetensors", "t5xxl_fp16.safetensors", "qwen_2.5_vl_7b_fp8_scaled.safetensors",
         "t5xxl_fp8_e4m3fn_scaled.safetensors", "mistral_3_small_flux2_bf16.safetensors", "qwen_3_4b.safetensors",
@@ -69,6 +70,8 @@ MODEL_FAMILY: dict[str, str] = {
     "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors": "wan_14b",
     "kandinsky5lite_t2i.safetensors": "kandinsky5_image",
     "anima-base-v1.0.safetensors": "anima",
+    "qwen_image_edit_2509_fp8_e4m3fn.safetensors": "qwen_image",
+    "flux1-dev-kontext_fp8_scaled.safetensors": "flux",
 }
 # What a host must have, beyond the family's model class, to run a model file's workflow: (module, attribute, what).
 # Flux.2 Klein is a Flux2 model (0.3.75 has the class) with a Qwen3 text encoder that came later.

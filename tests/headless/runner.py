@@ -32,6 +32,7 @@ TINY_LOADERS = {"UNETLoader": "DyPESEGATest_TinyModelLoader", "DualCLIPLoader": 
                 "CLIPLoader": "DyPESEGATest_TinyCLIPLoader", "QuadrupleCLIPLoader": "DyPESEGATest_TinyCLIPLoader",
                 "VAELoader": "DyPESEGATest_TinyVAELoader"}
 STATS_NODE = "DyPESEGATest_TinyImageStats"
+TINY_IMAGE = "DyPESEGATest_TinyImage"  # LoadImage's stand-in: a reference picture of its own size, any family
 
 
 def load_workflow(path: str | Path) -> dict[str, Any]:
@@ -134,6 +135,8 @@ def make_tiny(prompt: dict[str, dict[str, Any]], *, side: int = 256, steps: int 
         inputs, kind = node["inputs"], node["class_type"]
         if kind in TINY_LOADERS:
             node["class_type"], node["inputs"] = TINY_LOADERS[kind], {"family": family, "seed": 0}
+        elif kind == "LoadImage":  # an edit's reference: its own small size, never scaled with the latent
+            node["class_type"], node["inputs"] = TINY_IMAGE, {"width": 96, "height": 64, "seed": 0}
         elif kind in LATENT_NODES:
             inputs["width"], inputs["height"] = (_round16(inputs["width"] * scale, grid),
                                                  _round16(inputs["height"] * scale, grid))

@@ -121,6 +121,9 @@ class ComfyServer:
                 (shadow / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
         shutil.copy2(root / "main.py", shadow / "main.py")  # main.py finds the yaml via realpath(__file__)
         shutil.copytree(host.PACK_DIR, base / "custom_nodes" / "comfyui-dype-sega", ignore=_NOT_SHIPPED)
+        (base / "input").mkdir(parents=True)
+        for picture in (root / "input").glob("*.png"):  # example.png, as every install has it (the edit workflows)
+            shutil.copy2(picture, base / "input" / picture.name)
         for folder, names in self.model_files.items():
             (base / "models" / folder).mkdir(parents=True, exist_ok=True)
             for name in names:

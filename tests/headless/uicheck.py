@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 WIDGET_TYPES = frozenset({"INT", "FLOAT", "STRING", "BOOLEAN", "COMBO"})
+UPLOAD_SOCKET = "IMAGEUPLOAD"  # LoadImage's upload button (an ``image_upload`` combo) as the frontend saves it
 CONTROL_VALUES = frozenset({"fixed", "increment", "decrement", "randomize"})
 
 
@@ -56,6 +57,8 @@ def widget_slots(info: dict[str, Any]) -> list[Slot]:
             slots.append(Slot(name, "CONTROL", {}, control=True))
         elif kind == "FLOAT" and flag:
             slots.append(Slot(name, "CONTROL", {}, control=True))
+        elif kind == "COMBO" and opts.get("image_upload"):  # LoadImage: the frontend's upload button saves "image"
+            slots.append(Slot(name, "UPLOAD", {}, control=True))
         elif kind == "COMBO" and flag:  # canvas mode: control + filter (workflows.md §1: avoid in our pack)
             slots += [Slot(name, "CONTROL", {}, control=True), Slot(name, "FILTER", {}, control=True)]
     return slots
@@ -65,6 +68,8 @@ def check_value(slot: Slot, value: Any) -> str | None:
     """Why ``value`` does not fit ``slot``, or None."""
     if slot.kind == "CONTROL":
         return None if value in CONTROL_VALUES else f"{value!r} is not a control mode"
+    if slot.kind == "UPLOAD":
+        return None if value == "image" else f"{value!r} is not the upload widget's value 'image'"
     if slot.kind == "FILTER":
         return None if isinstance(value, str) else f"{value!r} is not a filter string"
     if slot.kind == "COMBO":
@@ -121,6 +126,8 @@ def check_workflow(wf: dict[str, Any], object_info: dict[str, Any], virtual: fro
                    if (why := check_value(s, v)) is not None]
         for slot_index, sock in enumerate(node.get("inputs", [])):
             expected = _registry_input_type(info, sock["name"])
+            if expected is None and sock["type"] == UPLOAD_SOCKET and any(s.kind == "UPLOAD" for s in slots):
+                expected = UPLOAD_SOCKET  # the upload button's socket: the frontend's, not in the schema
             if expected is None:
                 errors.append(f"{where}: input {sock['name']!r} not in the schema")
             elif expected not in (sock["type"], "*"):

@@ -7,8 +7,10 @@ SaveImage) runs unchanged. One loader of each kind serves every family (the ``fa
 - VAE: ``comfy.sd.VAE`` with the family's latent channels and scale. Qwen-Image and Krea 2 (5-D latents): a Wan 2.1
   VAE state dict (the real architecture, width 8) through ComfyUI's own detection. Pixel-space families: ComfyUI's
   own ``pixel_space`` VAE. The others: ComfyUI's ``config=`` path (``AutoencoderKL``, the Encoder/Decoder classes of
-  ``ae``, width 32-64, one decoder res block per level, as many levels as the scale needs: 8x Flux, 16x Flux.2, 32x
+  ``ae``, width 32 at every level (no encoder res blocks, so a widening level would break VAEEncode: the edit
+  workflows encode a reference), one decoder res block per level, as many levels as the scale needs: 8x Flux, 16x Flux.2, 32x
   HunyuanImage), because the detected paths hard-code full widths: seconds per tiled decode on CPU.
+- IMAGE (LoadImage, the edit workflows' reference picture): a small seeded random image (``TinyImage``).
 - CLIP: a deterministic stand-in text encoder (``TinyTextEncoder``), not a ComfyUI class: it has the methods
   ``CLIPTextEncode`` and ``T5TokenizerOptions`` call and returns CONDITIONING of the tiny model's text width with
   the keys the family needs (tiny_models' conditioning builder of that family: pooled output, Llama layers, mask).
@@ -68,7 +70,7 @@ def build_vae(family: str, seed: int = 0):
     levels = factor.bit_length()  # 8x: 4 levels, 16x: 5, 32x: 6
     params = {"embed_dim": channels, "ddconfig": {
         "double_z": True, "z_channels": channels, "resolution": 256, "in_channels": 3, "out_ch": 3, "ch": 32,
-        "ch_mult": [1, 1] + [2] * (levels - 2), "num_res_blocks": 0, "attn_resolutions": [], "dropout": 0.0}}
+        "ch_mult": [1] * levels, "num_res_blocks": 0, "attn_resolutions": [], "dropout": 0.0}}
     vae = comfy.sd.VAE(sd=_randomize(AutoencoderKL(**params), seed), config={"params": params})
     vae.latent_channels = channels  # the config path leaves the SD1 defaults (4 channels, 8x)
     vae.downscale_ratio = vae.upscale_ratio = factor
@@ -144,6 +146,26 @@ class TinyVAELoader(TinyModelLoader):
         return (build_vae(family, seed),)
 
 
+class TinyImage:
+    """Stand-in for LoadImage (an edit workflow's reference picture): a seeded random RGB image and LoadImage's
+    empty mask, so its two outputs keep their slots. Non-square on purpose: a reference keeps its own aspect."""
+
+    @classmethod
+    def INPUT_TYPES(cls) -> dict:
+        size = {"default": 96, "min": 16, "max": 1024, "step": 8}
+        return {"required": {"width": ("INT", size), "height": ("INT", size | {"default": 64}),
+                             "seed": ("INT", {"default": 0, "min": 0, "max": 2**31 - 1,
+                                              "control_after_generate": False})}}
+
+    RETURN_TYPES = ("IMAGE", "MASK")
+    FUNCTION = "load"
+    CATEGORY = "testing/dype_sega"
+
+    def load(self, width: int, height: int, seed: int):
+        image = torch.rand(1, height, width, 3, generator=torch.Generator().manual_seed(seed))
+        return image, torch.zeros(1, height, width)
+
+
 class TinyImageStats:
     """Output node: shape, finiteness and a digest of the decoded IMAGE (a PNG would hide NaNs as black)."""
 
@@ -180,6 +202,7 @@ NODE_CLASS_MAPPINGS = {
     "DyPESEGATest_TinyModelLoader": TinyModelLoader,
     "DyPESEGATest_TinyCLIPLoader": TinyCLIPLoader,
     "DyPESEGATest_TinyVAELoader": TinyVAELoader,
+    "DyPESEGATest_TinyImage": TinyImage,
     "DyPESEGATest_TinyImageStats": TinyImageStats,
     "DyPESEGATest_TinyLatentStats": TinyLatentStats,
 }

@@ -1,0 +1,48 @@
+"""The RoPE model classes of a ComfyUI newer than both test hosts (Comfy-Org/ComfyUI comfy/model_base.py @094c74c1 and
+the ldm modules its classes build: Qwen-Image 2.1, SenseNova U1.5, Ming-Image, Wan Animate 2, Kandinsky 6, Prism,
+Trellis 2, YuE 2, MiniMax Music 3): refused by name with their reason. No host here has these classes, so each is
+checked through a stand-in with ComfyUI's class name and base class, defined in ``comfy.model_base`` as ComfyUI
+defines it (``families.comfy_class_name`` then treats it as ComfyUI's own); the host's own class where it has one.
+The walk over the running host's model_base (every RoPE class supported or named) is test_family_registry.py's.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.usefixtures("comfy_host")
+
+
+def _pack(name: str):
+    import host
+
+    return host.pack_submodule(name)
+
+
+#: Classes newer than both test hosts (ComfyUI model_base @094c74c1 and its ldm modules) -> their ComfyUI base
+#: class: none of them can be built here, so each is checked by name through a stand-in of that name and base.
+NEWEST_CLASSES = {"QwenImage21": "QwenImage", "SenseNovaU15": "BaseModel", "MingImage": "Lumina2",
+                  "WAN_Animate2": "WAN21", "Kandinsky6": "BaseModel", "Prism": "BaseModel", "Trellis2": "BaseModel",
+                  "YuE2": "BaseModel", "MiniMaxMusic3": "BaseModel"}
+
+
+@pytest.mark.parametrize(("name", "base"), sorted(NEWEST_CLASSES.items()))
+def test_newest_comfyui_classes_are_refused_by_name(name, base):
+    """A newer ComfyUI's class reaches its own reason, never the generic error nor its base class's adapter (Qwen-Image
+    2.1 subclasses QwenImage, Ming-Image Lumina2, Wan Animate 2 WAN21). The host's own class where it has one; else a
+    stand-in defined as ComfyUI defines it."""
+    import comfy.model_base as model_base
+
+    families = _pack("nodes.families")
+    cls = getattr(model_base, name, None) or type(name, (getattr(model_base, base),), {"__module__": model_base.__name__})
+    instance = cls.__new__(cls)
+    torch.nn.Module.__init__(instance)
+    with pytest.raises(families.UnsupportedModelError) as error:
+        families.detect_family(instance)
+    assert f"{name} (model config" in str(error.value) and families.NOT_SUPPORTED[name] in str(error.value)
+
+
+def test_qwen_image21_reason_says_why_and_what_to_use():
+    reason = _pack("nodes.families").NOT_SUPPORTED["QwenImage21"]
+    assert "keys/values across the steps" in reason and "Qwen-Image-2512" in reason
