@@ -137,3 +137,23 @@ def icon():
     pairs, steps, _ = rgb.shape
     panel = Image.frombuffer("RGB", (steps, pairs), bytes(rgb.reshape(-1).tolist()), "raw", "RGB", 0, 1)
     return panel.resize((400, 400), Image.NEAREST)
+
+
+HELP_PICTURE = WORKFLOWS_DIR.parent / "nodes" / "web" / "docs" / "DyPESEGA_schedule.jpg"  # the nodes' help pages
+
+
+def help_picture_bytes() -> bytes:
+    """The picture the three nodes' help pages show: the preview node's own figure at its defaults (Flux.1, 4096²,
+    28 steps, DyPE + SEGA), as a JPEG of at most 1000 px wide."""
+    import io
+
+    import host
+    from PIL import Image
+
+    preview = host.pack_submodule("nodes.schedule_preview")
+    figure = preview.render(preview.PreviewRequest()).convert("RGB")
+    if figure.width > 1000:
+        figure = figure.resize((1000, round(figure.height * 1000 / figure.width)), Image.LANCZOS)
+    out = io.BytesIO()
+    figure.save(out, "JPEG", quality=85, optimize=True)
+    return out.getvalue()

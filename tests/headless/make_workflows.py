@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from .cards import ICON, icon, thumbnail_bytes
+    from .cards import HELP_PICTURE, ICON, help_picture_bytes, icon, thumbnail_bytes
     from .family_spec import FamilyWorkflow
     from .graph import WORKFLOWS_DIR, Column, Graph, Layout, add_note
     from .image_families import SPECS
     from .notes import NOTES, family_note
 except ImportError:  # run as a script: python tests/headless/make_workflows.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from headless.cards import ICON, icon, thumbnail_bytes
+    from headless.cards import HELP_PICTURE, ICON, help_picture_bytes, icon, thumbnail_bytes
     from headless.family_spec import FamilyWorkflow
     from headless.graph import WORKFLOWS_DIR, Column, Graph, Layout, add_note
     from headless.image_families import SPECS
@@ -262,6 +262,7 @@ def render(workflow: dict[str, Any]) -> str:
 
 def main() -> None:
     icon().save(ICON, optimize=True)
+    HELP_PICTURE.write_bytes(help_picture_bytes())
     WORKFLOWS_DIR.mkdir(exist_ok=True)
     workflows = build_all()
     for old in sorted(WORKFLOWS_DIR.glob("*.json")) + sorted(WORKFLOWS_DIR.glob("*.jpg")):
