@@ -122,3 +122,38 @@ def test_an_unknown_preview_family_is_one_clear_error():
     result = runner.validate(_preview_prompt("sdxl"))
     assert not result.ok
     assert "family 'sdxl' is not a known model family" in str(result.node_errors)
+
+
+def test_card_pictures_are_served_ahead_of_a_json_only_template_route(tmp_path):
+    # ComfyUI 0.38's template route answers only .json (app/custom_node_manager.py, added after custom nodes load);
+    # the pack's route, added first, answers the pictures. The later route here stands for that rule only.
+    import asyncio
+
+    from aiohttp import web
+    from aiohttp.test_utils import TestClient, TestServer
+
+    extension = host.pack_submodule("nodes.extension")
+    (tmp_path / "01 card.jpg").write_bytes(b"\xff\xd8picture")
+    (tmp_path / "01 card.json").write_text("{}")
+    routes = web.RouteTableDef()
+    extension.card_picture_route(routes, "the-pack", tmp_path)
+
+    @routes.get("/workflow_templates/{module_name}/{filename}")
+    async def json_only(request):
+        if not request.match_info["filename"].endswith(".json"):
+            raise web.HTTPNotFound()
+        return web.FileResponse(tmp_path / request.match_info["filename"])
+
+    async def fetch(*paths):
+        app = web.Application()
+        app.add_routes(routes)
+        async with TestClient(TestServer(app)) as client:
+            return [((r := await client.get(p)).status, await r.read()) for p in paths]
+
+    got = asyncio.run(fetch("/workflow_templates/the-pack/01 card.jpg", "/workflow_templates/the-pack/01 card.json",
+                            "/workflow_templates/the-pack/02 missing.jpg", "/workflow_templates/other/01 card.jpg",
+                            "/workflow_templates/the-pack/..%2F01 card.jpg"))
+    assert got[0] == (200, b"\xff\xd8picture")
+    assert got[1] == (200, b"{}")
+    assert [status for status, _ in got[2:]] == [404, 404, 404]
+
