@@ -195,21 +195,31 @@ FLUX_KREA_4096 = "FLUX.1-Krea-dev 4096x4096 DyPE + SEGA.json"  # our composition
 QWEN_4096 = "Qwen-Image 4096x4096 DyPE + SEGA.json"
 FLUX_DEV_UHD = "FLUX.1-dev 3840x2160 DyPE.json"
 
-# The card names. The template browser shows the file stem as the card's title and description, and its search
-# (Fuse.js, threshold 0.3, distance 100, on the name only for a custom node's templates) finds a word only within
-# about 30 characters of the name's start. So: a number giving the order a user should meet them in (A→Z sorting,
-# and the server's own listing where the file system lists by name, as on Windows); the model; the words people
-# search for, "4K" (or the video size) and "upscale-free"; then the recipe.
-SIZE_WORDS = {(4096, 4096): "4K", (3840, 2160): "4K UHD", (1280, 720): "720p", (1920, 1088): "1080p"}
+# The card names. The template browser shows the file stem as the card's title (and, for a custom node's templates,
+# as its description too), and that stem is all its search reads. Frontends 1.32 and 1.47 search it with Fuse.js
+# (threshold 0.4 and 0.33, distance 100): a word is found only if it starts within about 32 characters of the
+# name's start. 1.53 (MiniSearch) finds any word, or the start of one. So every name starts with what people search
+# for and what the card picture shows, shortest first: the number (the order A → Z and a by-name listing show: 0.38
+# lists each pack's templates sorted by file name), the recipe, "video" for a video, the size ("4K" and the pixels),
+# then the model, the same words as the card picture's model line (test_workflow_cards.py checks both).
+SIZE_WORDS = {(4096, 4096): "4K 4096px", (3840, 2160): "4K UHD 3840x2160", (1280, 720): "720p 1280x720",
+              (1920, 1088): "1080p 1920x1088"}
+RECIPE_WORDS = {"published SEGA recipe": "SEGA recipe"}  # the card's band reads "published SEGA recipe"
+SEARCH_REACH = 32  # the last index a searched word may start at (Fuse.js on frontend 1.47: 0.33 × 100, floored)
 
 
 def card_name(key: str, number: int) -> str:
-    """``FLUX.1-dev 4096x4096 DyPE.json``, 2 → ``02 FLUX.1-dev 4K upscale-free DyPE.json``."""
-    size = re.search(r"(\d+)x(\d+)", key)
+    """``FLUX.1-dev 4096x4096 DyPE.json``, 2 → ``02 DyPE 4K 4096px FLUX.1-dev.json``;
+    ``Wan2.1-T2V-1.3B 1280x720 33 frames DyPE.json``, 24 → ``24 DyPE video 720p 1280x720 Wan2.1-T2V-1.3B 33 frames``."""
+    size = re.search(r" (\d+)x(\d+) ", key)
     if size is None or (int(size[1]), int(size[2])) not in SIZE_WORDS:
         raise ValueError(f"{key}: name its size in SIZE_WORDS (what a user would search for)")
-    words = SIZE_WORDS[int(size[1]), int(size[2])]
-    return f"{number:02d} {key[:size.start()]}{words} upscale-free{key[size.end():]}"
+    model, tail = key[:size.start()], key[size.end():].removesuffix(".json")
+    frames = re.match(r"(\d+ frames) ", tail)
+    recipe = tail[frames.end():] if frames else tail
+    words = [f"{number:02d}", RECIPE_WORDS.get(recipe, recipe), *(["video"] if frames else []),
+             SIZE_WORDS[int(size[1]), int(size[2])], model, *([frames[1]] if frames else [])]
+    return " ".join(words) + ".json"
 
 
 def _keys() -> list[str]:
