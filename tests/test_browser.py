@@ -247,18 +247,7 @@ def test_workflow_opens_readable_and_round_trips(page, path: Path):
         extra = got.get("outputs", [])[len(want.get("outputs", [])):]
         if extra and all(not o.get("links") for o in extra):
             got["outputs"] = got["outputs"][:len(want["outputs"])]
-    assert _differences(saved, wf) == []
-
-
-def _differences(got, want, where: str = "") -> list[str]:
-    """Paths where two JSON values differ (1 == 1.0, as JSON has one number type)."""
-    if isinstance(got, dict) and isinstance(want, dict):
-        return [d for k in sorted(set(got) | set(want), key=str)
-                for d in (_differences(got[k], want[k], f"{where}.{k}") if k in got and k in want
-                          else [f"{where}.{k}: {'only saved ' + json.dumps(got[k]) if k in got else 'only in file'}"])]
-    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
-        return [d for i, (g, w) in enumerate(zip(got, want, strict=True)) for d in _differences(g, w, f"{where}[{i}]")]
-    return [] if got == want else [f"{where}: saved {json.dumps(got)[:120]}, file {json.dumps(want)[:120]}"]
+    assert browser.json_differences(saved, wf) == []
 
 
 def test_schedule_preview_node_returns_its_figure(page):
