@@ -4,6 +4,9 @@ ComfyUI loads this package and calls ``comfy_entrypoint``. Importing the package
 the pure-torch parts (``rope``, ``spectral``) and the command line (``python -m <pack>``) work without it.
 """
 
+#: Served by ComfyUI at /extensions/<pack folder>/; the frontend's node help panel reads docs/<node_id>.md there.
+WEB_DIRECTORY = "./nodes/web"
+
 
 async def comfy_entrypoint():
     from .nodes.extension import DyPESEGAExtension

@@ -6,6 +6,7 @@ from comfy_api.latest import io
 
 from ..rope import METHODS, PositionSchedule
 from .families import ADAPTERS, AUTO_VARIANT, variant_base_px
+from .inputs.ui_hints import advanced, aliases
 from .inputs.variant import variant_input
 from .rope_patch.clone import family_of, patch_model
 
@@ -21,6 +22,7 @@ class DyPEPatchModel(io.ComfyNode):
             node_id="DyPESEGA_PatchModel",
             display_name="DyPE Patch Model",
             category="advanced/model/high resolution",
+            **aliases("Dynamic Position Extrapolation", "position interpolation", "RoPE scaling"),
             description=(
                 "Dynamic Position Extrapolation: lets RoPE image DiTs (Flux.1/.2, Chroma, Qwen-Image, Z-Image, HiDream, "
                 "HunyuanImage, OmniGen2 and more) sample far above their trained resolution "
@@ -50,12 +52,14 @@ class DyPEPatchModel(io.ComfyNode):
                     "lambda_t", default=2.0, min=0.0, max=8.0, step=0.05,
                     tooltip="λt in κ(t) = t^λt: how fast the original high frequencies come back as noise goes "
                     "down. Larger = they return earlier (at higher noise); smaller = extrapolate longer. Official DyPE: 2.",
+                    **advanced(),
                 ),
                 io.Float.Input(
                     "lambda_s", default=2.0, min=0.0, max=8.0, step=0.05,
                     tooltip="λs, for ntk (official DyPE: 2): the NTK base factor is base_ntk^(λs·κ(t)); and for yarn "
                     "'power' thresholds (thresholds^(λs·κ(t))). Not used by yarn 'multiply' (the default) nor by pi, "
                     "which compresses positions by exactly s at pure noise (static PI) and by s^κ(t) later.",
+                    **advanced(),
                 ),
                 io.Int.Input(
                     "base_resolution", default=0, min=0, max=16384, step=16,
@@ -68,6 +72,7 @@ class DyPEPatchModel(io.ComfyNode):
                     "yarn_thresholds", options=["multiply", "power"], default="multiply",
                     tooltip="How κ(t) modulates the YaRN ramp thresholds: multiply (official DyPE, current) or "
                     "power (the first DyPE release: thresholds^(λs·κ)).",
+                    **advanced(),
                 ),
                 # Added after the first release: optional and last, so saved workflows and API prompts keep working.
                 variant_input(),

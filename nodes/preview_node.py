@@ -9,6 +9,7 @@ from ..rope import METHODS, PositionSchedule
 from ..spectral import ALLOCATIONS, REFERENCE_RULES, SegaSettings, recipe_from_label
 from .families import find_adapter
 from .inputs.recipe import RECIPE_LABELS
+from .inputs.ui_hints import advanced, aliases
 from .schedule_preview import FAMILY_CHOICES, PreviewRequest, render
 
 
@@ -19,6 +20,7 @@ class DyPESchedulePreview(io.ComfyNode):
             node_id="DyPESEGA_SchedulePreview",
             display_name="DyPE Schedule Preview",
             category="advanced/model/high resolution",
+            **aliases("schedule", "plot", "RoPE frequencies", "attention temperature"),
             description=(
                 "Draws what DyPE and SEGA will do at a target size: for each image axis, how much every RoPE "
                 "frequency pair is compressed at every step, and the attention temperature per pair. No model "
@@ -32,13 +34,23 @@ class DyPESchedulePreview(io.ComfyNode):
                 io.Int.Input("steps", default=28, min=1, max=200, tooltip="Sampling steps (simple schedule)."),
                 io.Float.Input("shift", default=0.0, min=0.0, max=20.0, step=0.01,
                                tooltip="0 = family default: the model's own sampling shift (Flux: ModelSamplingFlux "
-                               "mu 1.15), Qwen-Image the template's ModelSamplingAuraFlow 3.1."),
-                io.Combo.Input("method", options=list(METHODS), default="yarn", tooltip="As in DyPE Patch Model."),
-                io.Boolean.Input("dynamic", default=True, tooltip="As in DyPE Patch Model."),
-                io.Float.Input("lambda_t", default=2.0, min=0.0, max=8.0, step=0.05, tooltip="As in DyPE Patch Model."),
-                io.Float.Input("lambda_s", default=2.0, min=0.0, max=8.0, step=0.05, tooltip="As in DyPE Patch Model."),
+                               "mu 1.15), Qwen-Image the template's ModelSamplingAuraFlow 3.1.", **advanced()),
+                io.Combo.Input("method", options=list(METHODS), default="yarn", tooltip="The position rule drawn, as DyPE Patch Model's method: yarn (DyPE's two-stage "
+                               "YaRN ramp, default), ntk (NTK-aware base change), pi (position interpolation), off "
+                               "(plain RoPE)."),
+                io.Boolean.Input("dynamic", default=True,
+                                 tooltip="On: the compression follows the noise level, step by step (DyPE). Off: one "
+                                 "static YaRN/NTK/PI at the target scale for every step."),
+                io.Float.Input("lambda_t", default=2.0, min=0.0, max=8.0, step=0.05,
+                               tooltip="λt in κ(t) = t^λt: how fast the curves return to the original high "
+                               "frequencies as noise goes down (larger = earlier). Official DyPE: 2.", **advanced()),
+                io.Float.Input("lambda_s", default=2.0, min=0.0, max=8.0, step=0.05,
+                               tooltip="λs: the exponent on the NTK base factor (ntk) and on yarn 'power' "
+                               "thresholds; yarn 'multiply' (the default) and pi do not use it. Official DyPE: 2.",
+                               **advanced()),
                 io.Int.Input("base_resolution", default=0, min=0, max=16384, step=16,
-                             tooltip="Trained resolution in pixels; 0 = family default."),
+                             tooltip="Trained resolution in pixels, which sets the scale s = target / trained per "
+                             "axis; 0 = family default.", **advanced()),
                 io.Boolean.Input("sega", default=True,
                                  tooltip="Show SEGA's per-pair temperatures for a synthetic image latent (on) or "
                                  "YaRN's single temperature (off)."),
@@ -49,17 +61,30 @@ class DyPESchedulePreview(io.ComfyNode):
                                  "recipe). Off: DyPE Patch Model then SEGA, our composition (DyPE's dynamic "
                                  "positions)."),
                 io.Combo.Input("allocation", options=list(ALLOCATIONS), default="rank", optional=True,
-                               tooltip="As in SEGA Attention."),
+                               tooltip="Which band energy each RoPE pair reads in the SEGA curves: rank (pairs spread "
+                               "over the bands by their log period, default) or frequency (the band at the pair's "
+                               "own frequency).", **advanced()),
                 io.Combo.Input("m_ref", options=list(REFERENCE_RULES), default="power", optional=True,
-                               tooltip="As in SEGA Attention."),
+                               tooltip="The mean SEGA temperature per axis: power = s^κ (default), yarn = "
+                               "0.1·ln s + 1 (DyPE's YaRN temperature).", **advanced()),
                 io.Float.Input("floor", default=1.0, min=0.0, max=4.0, step=0.01, optional=True,
-                               tooltip="As in SEGA Attention."),
+                               tooltip="Lower bound on every per-pair SEGA temperature (default 1.0; 0 = off).",
+                               **advanced()),
                 io.Combo.Input("recipe", options=RECIPE_LABELS, default=RECIPE_LABELS[0], optional=True,
-                               tooltip="As in SEGA Attention. The preview has no model: 'paper' reads the "
+                               tooltip="Which SEGA code the temperatures follow: paper (official SEGA code, default), "
+                               "diffusers port, refined (ours). The preview has no model: 'paper' reads the "
                                "latent's tokens instead of the model's patch embedding."),
             ],
             outputs=[io.Image.Output(tooltip="The schedule picture.")],
         )
+
+    @classmethod
+    def validate_inputs(cls, family: str) -> bool | str:
+        """A family by its combo name or by its internal id (what graphs saved before the combo showed names
+        hold): ComfyUI's own list check would refuse the id, so this node checks the family itself."""
+        if family in FAMILY_CHOICES or family in FAMILY_CHOICES.values():
+            return True
+        return f"family {family!r} is not a known model family; choose one of: {', '.join(FAMILY_CHOICES)}"
 
     @classmethod
     def execute(cls, family: str, width: int, height: int, steps: int, shift: float, method: str, dynamic: bool,

@@ -7,6 +7,7 @@ from comfy_api.latest import io
 from ..spectral import ALLOCATIONS, MAX_ALPHA, REFERENCE_RULES, SegaSettings, recipe_from_label
 from .families import AUTO_VARIANT, variant_base_px
 from .inputs.recipe import RECIPE_LABELS, RECIPE_TOOLTIP
+from .inputs.ui_hints import advanced, aliases
 from .inputs.variant import variant_input
 from .rope_patch.clone import family_of, patch_model
 
@@ -18,6 +19,7 @@ class SEGAAttention(io.ComfyNode):
             node_id="DyPESEGA_SEGAAttention",
             display_name="SEGA Attention",
             category="advanced/model/high resolution",
+            **aliases("Spectral-Energy Guided Attention", "attention temperature", "speckle", "YaRN mscale"),
             description=(
                 "Spectral-Energy Guided Attention: replaces the single YaRN attention temperature by one scale per "
                 "RoPE frequency pair, computed every step from the spectrum of the current latent, per image axis "
@@ -31,21 +33,21 @@ class SEGAAttention(io.ComfyNode):
             inputs=[
                 io.Model.Input("model", tooltip="A model of a supported RoPE family (image or video), patched by DyPE or not."),
                 io.Float.Input("kappa", default=0.08, min=0.0, max=1.0, step=0.005,
-                               tooltip="κ in m_ref = s^κ: the mean attention temperature per axis at scale s."),
+                               tooltip="κ in m_ref = s^κ: the mean attention temperature per axis at scale s.", **advanced()),
                 io.Float.Input("alpha", default=0.15, min=0.0, max=MAX_ALPHA, step=0.01,
                                tooltip=f"α: how far the per-pair scales may move away from m_ref (0 = uniform m_ref). "
-                               f"At most {MAX_ALPHA}, which keeps every scale above 0."),
+                               f"At most {MAX_ALPHA}, which keeps every scale above 0.", **advanced()),
                 io.Float.Input("beta", default=1.5, min=0.0, max=10.0, step=0.1,
-                               tooltip="β: sharpness of tanh(β·z) on the standardized log band energy."),
+                               tooltip="β: sharpness of tanh(β·z) on the standardized log band energy.", **advanced()),
                 io.Float.Input("spread_min", default=0.0, min=0.0, max=1.0, step=0.05,
-                               tooltip="σ for a flat, noise-like spectrum (early steps)."),
+                               tooltip="σ for a flat, noise-like spectrum (early steps).", **advanced()),
                 io.Float.Input("spread_max", default=1.0, min=0.0, max=1.0, step=0.05,
-                               tooltip="σ for a fully structured spectrum (late steps)."),
+                               tooltip="σ for a fully structured spectrum (late steps).", **advanced()),
                 io.Float.Input("spread_alpha", default=1.5, min=0.1, max=8.0, step=0.1,
-                               tooltip="Shaping exponent from spectral concentration to σ."),
+                               tooltip="Shaping exponent from spectral concentration to σ.", **advanced()),
                 io.Float.Input("floor", default=1.0, min=0.0, max=4.0, step=0.01,
                                tooltip="Lower bound for every per-pair scale, at every step (the port's min_mscale, "
-                               "1.0). 0 = off: the scales then average exactly to m_ref."),
+                               "1.0). 0 = off: the scales then average exactly to m_ref.", **advanced()),
                 io.Int.Input("base_resolution", default=0, min=0, max=16384, step=16,
                              tooltip="Trained resolution in pixels (the long side for non-square video families, as in "
                              "DyPE Patch Model); 0 = family default. A DyPE node's non-zero setting takes precedence, "
@@ -54,11 +56,11 @@ class SEGAAttention(io.ComfyNode):
                 io.Combo.Input("allocation", options=list(ALLOCATIONS), default="rank", optional=True,
                                tooltip="Which band energy each RoPE pair reads. rank: pairs spread over the bands "
                                "by their log period (the published port's, default). frequency: each pair reads "
-                               "the band at its own frequency in cycles per token."),
+                               "the band at its own frequency in cycles per token.", **advanced()),
                 io.Combo.Input("m_ref", options=list(REFERENCE_RULES), default="power", optional=True,
                                tooltip="The mean temperature per axis. power: s^κ (the port and the SEGA paper, "
                                "default). yarn: 0.1·ln s + 1, DyPE's YaRN temperature, so SEGA only redistributes "
-                               "it across pairs."),
+                               "it across pairs.", **advanced()),
                 io.Combo.Input("recipe", options=RECIPE_LABELS, default=RECIPE_LABELS[0], optional=True,
                                tooltip=RECIPE_TOOLTIP),
                 variant_input(),

@@ -30,3 +30,10 @@ for req in .hosts/comfyui-*/requirements.txt; do
       "comfyui-workflow-templates==$pin"
   fi
 done
+# The frontend ComfyUI 0.38 pins (tests/headless/server.py NEWEST_FRONTEND): the browser test also runs it on the
+# 0.30 host (DYPE_SEGA_FRONTEND=<version>, .ci/run).
+newest=$(sed -n 's/^NEWEST_FRONTEND = "\([^"]*\)".*/\1/p' tests/headless/server.py)
+if [ -n "$newest" ] && [ ! -f ".hosts/frontend-$newest/comfyui_frontend_package/static/index.html" ]; then
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps --target ".hosts/frontend-$newest" \
+    "comfyui-frontend-package==$newest"
+fi

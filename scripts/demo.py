@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 WORKFLOWS = ROOT / "workflows"
 # The default is checked by tests/test_demo.py and run by .ci/run: a renamed workflow fails CI, not a newcomer.
-DEFAULT_WORKFLOW = "04 FLUX.1-Krea-dev 4K upscale-free DyPE + SEGA"
+DEFAULT_WORKFLOW = "04 DyPE + SEGA 4K 4096px FLUX.1-Krea-dev"
 log = logging.getLogger("demo")
 
 

@@ -3,10 +3,11 @@ the template card's picture and name, the saved view, the registry icon, the doc
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
-from headless import cards, graph, make_workflows, runner
+from headless import card_names, cards, graph, make_workflows, runner
 
 WORKFLOWS = sorted(runner.WORKFLOWS_DIR.glob("*.json"))
 ids = [p.name for p in WORKFLOWS]
@@ -36,9 +37,23 @@ def test_cards_tell_recipes_apart_and_sort_featured_first():
     names = sorted(p.stem for p in WORKFLOWS)
     assert names[:2] == [make_workflows.shipped(k)[:-5] for k in (make_workflows.FLUX_KREA_SEGA,
                                                                  make_workflows.FLUX_DEV_4096)]
-    for name in names:
-        assert name.find("upscale-free") <= 30, name
+    for name in names:  # the words on the card, where frontends 1.32 and 1.47 search (make_workflows.card_name)
+        words = re.fullmatch(r"\d\d (.*?)( video)? (\d+(?:\.\d)?K(?: UHD| panorama| 3:1)?|\d+p) (\d+px|\d+x\d+) (.*?)"
+                             r"(?: \d+ frames)?", name)
+        assert words, f"{name}: not number, recipe, [video], size, model"
+        for start in (words.start(i) for i in range(1, 6) if words[i]):
+            assert start <= card_names.SEARCH_REACH, f"{name}: {name[start:]!r} starts past the search's reach"
     assert {cards.card_facts(runner.load_workflow(p))["recipe"] for p in WORKFLOWS} == set(cards.RECIPES)
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=ids)
+def test_the_card_picture_names_the_model_as_the_file_does(path: Path):
+    # The same words on the picture and in the title under it (spelling aside: "FLUX.2 [dev]" / "FLUX.2-dev").
+    def letters(text: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", text.lower())
+
+    model = re.fullmatch(r"\d\d .*? (?:\d+px|\d+x\d+) (.*?)(?: \d+ frames)?", path.stem)[1]
+    assert letters(cards.card_facts(runner.load_workflow(path))["model"]) == letters(model)
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=ids)
@@ -91,7 +106,7 @@ def test_docs_list_every_workflow_and_readme_pictures_exist():
 
     root = runner.WORKFLOWS_DIR.parent
     table = (root / "docs" / "workflows.md").read_text(encoding="utf-8")
-    rows = re.findall(r"^\| (\d\d [^|]*upscale-free[^|]*?)(?: ¹)? \|", table, re.M)
+    rows = re.findall(r"^\| (\d\d (?:edit )?(?:DyPE|SEGA)[^|]*?)(?: ¹)? \|", table, re.M)
     assert sorted(rows) == sorted(p.stem for p in WORKFLOWS)
     readme = (root / "README.md").read_text(encoding="utf-8")
     pictures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", readme)

@@ -237,3 +237,14 @@ def layout_problems(view: dict[str, Any], viewport: dict[str, int] = VIEWPORT) -
             if text["last"] is not None and text["last"][3] > min(text["box"][3], bottom) + 1:
                 problems.append(f"{where}: the note's last paragraph ends at y {text['last'][3]:.0f}, below the note")
     return problems
+
+
+def json_differences(got, want, where: str = "") -> list[str]:
+    """Paths where two JSON values differ (1 == 1.0, as JSON has one number type)."""
+    if isinstance(got, dict) and isinstance(want, dict):
+        return [d for k in sorted(set(got) | set(want), key=str)
+                for d in (json_differences(got[k], want[k], f"{where}.{k}") if k in got and k in want
+                          else [f"{where}.{k}: {'only saved ' + json.dumps(got[k]) if k in got else 'only in file'}"])]
+    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
+        return [d for i, (g, w) in enumerate(zip(got, want, strict=True)) for d in json_differences(g, w, f"{where}[{i}]")]
+    return [] if got == want else [f"{where}: saved {json.dumps(got)[:120]}, file {json.dumps(want)[:120]}"]

@@ -15,6 +15,7 @@ RECIPES = {
     "dype+sega": ("DyPE + SEGA · ours", (22, 122, 88)),
     "sega": ("published SEGA recipe", (190, 84, 0)),
 }
+BAND = 156  # px: the recipe's coloured band at the top
 THUMB = 768  # px, square like the browser's cards (shown about 250 px wide: type below 30 px is not readable)
 
 
@@ -65,14 +66,15 @@ def thumbnail(workflow: dict[str, Any]):
     image = Image.new("RGB", (THUMB, THUMB), (248, 248, 246))
     draw = ImageDraw.Draw(image)
     pad, text_w = 40, THUMB - 80
-    draw.rectangle([0, 0, THUMB, 128], fill=colour)
-    draw.text((pad, 64), label, fill="white", font=_fit_font(draw, label, 60, text_w), anchor="lm",
+    # The band's label sits in its lower part: frontend 1.53 lays a "Node graph" chip over the card's top-left corner
+    draw.rectangle([0, 0, THUMB, BAND], fill=colour)
+    draw.text((pad, BAND - 40), label, fill="white", font=_fit_font(draw, label, 56, text_w), anchor="lm",
               stroke_width=1, stroke_fill="white")
-    draw.text((pad, 206), f["model"], fill=(20, 20, 20), font=_fit_font(draw, f["model"], 80, text_w), anchor="lm",
+    draw.text((pad, 226), f["model"], fill=(20, 20, 20), font=_fit_font(draw, f["model"], 80, text_w), anchor="lm",
               stroke_width=2, stroke_fill=(20, 20, 20))
     (w, h), frames = f["size"], f["frames"]
     size = f"{w} x {h}" + (f" x {frames} frames" if frames else "")  # Pillow's own font has no "×" or "→"
-    draw.text((pad, 306), size, fill=(20, 20, 20), font=_fit_font(draw, size, 64, text_w), anchor="lm",
+    draw.text((pad, 320), size, fill=(20, 20, 20), font=_fit_font(draw, size, 64, text_w), anchor="lm",
               stroke_width=1, stroke_fill=(20, 20, 20))
     tw, th = f["trained"]
     factor = f"{w / tw:.2g}x per side" if abs(w / tw - h / th) < 0.05 else f"{w / tw:.2g}x wide, {h / th:.2g}x high"
@@ -81,8 +83,8 @@ def thumbnail(workflow: dict[str, Any]):
                + (f" · guidance {f['guidance']:g}" if f["guidance"] is not None else ""),
                "one pass, no upscaler"]
     for i, line in enumerate(numbers):
-        draw.text((pad, 396 + 56 * i), line, fill=(60, 60, 60), font=_fit_font(draw, line, 40, text_w), anchor="lm")
-    _draw_chain(draw, f, colour, top=620)
+        draw.text((pad, 404 + 54 * i), line, fill=(60, 60, 60), font=_fit_font(draw, line, 40, text_w), anchor="lm")
+    _draw_chain(draw, f, colour, top=628)
     return image
 
 
@@ -137,3 +139,23 @@ def icon():
     pairs, steps, _ = rgb.shape
     panel = Image.frombuffer("RGB", (steps, pairs), bytes(rgb.reshape(-1).tolist()), "raw", "RGB", 0, 1)
     return panel.resize((400, 400), Image.NEAREST)
+
+
+HELP_PICTURE = WORKFLOWS_DIR.parent / "nodes" / "web" / "docs" / "DyPESEGA_schedule.jpg"  # the nodes' help pages
+
+
+def help_picture_bytes() -> bytes:
+    """The picture the three nodes' help pages show: the preview node's own figure at its defaults (Flux.1, 4096²,
+    28 steps, DyPE + SEGA), as a JPEG of at most 1000 px wide."""
+    import io
+
+    import host
+    from PIL import Image
+
+    preview = host.pack_submodule("nodes.schedule_preview")
+    figure = preview.render(preview.PreviewRequest()).convert("RGB")
+    if figure.width > 1000:
+        figure = figure.resize((1000, round(figure.height * 1000 / figure.width)), Image.LANCZOS)
+    out = io.BytesIO()
+    figure.save(out, "JPEG", quality=85, optimize=True)
+    return out.getvalue()

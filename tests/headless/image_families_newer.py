@@ -129,7 +129,7 @@ NEWER_SPECS: tuple[FamilyWorkflow, ...] = (
                           "1–2 min (H100) or 2–4 min (A100); 4× that if the checkpoint uses 16-px patches")),
     FamilyWorkflow(
         file="Kandinsky-5.0-T2I-Lite 4096x4096 DyPE + SEGA.json",
-        title="Kandinsky 5.0 Image Lite · 4096×4096 · DyPE + SEGA", family="kandinsky5_image",
+        title="Kandinsky 5.0 T2I Lite · 4096×4096 · DyPE + SEGA", family="kandinsky5_image",
         template="image_kandinsky5_t2i", slug="kandinsky5-t2i-lite_4096", newer_host=True,
         unet=hf_file("kandinskylab/Kandinsky-5.0-T2I-Lite/resolve/main/model/kandinsky5lite_t2i.safetensors",
                    "diffusion_models"),

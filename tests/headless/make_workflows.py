@@ -16,20 +16,21 @@ one of those already has the files. The other image families (Chroma, Flux.2, Z-
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
 try:
-    from .cards import ICON, icon, thumbnail_bytes
+    from .card_names import card_name
+    from .cards import HELP_PICTURE, ICON, help_picture_bytes, icon, thumbnail_bytes
     from .family_spec import FamilyWorkflow
     from .graph import WORKFLOWS_DIR, Column, Graph, Layout, add_note
     from .image_families import SPECS
     from .notes import NOTES, family_note
 except ImportError:  # run as a script: python tests/headless/make_workflows.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from headless.cards import ICON, icon, thumbnail_bytes
+    from headless.card_names import card_name
+    from headless.cards import HELP_PICTURE, ICON, help_picture_bytes, icon, thumbnail_bytes
     from headless.family_spec import FamilyWorkflow
     from headless.graph import WORKFLOWS_DIR, Column, Graph, Layout, add_note
     from headless.image_families import SPECS
@@ -195,24 +196,13 @@ FLUX_KREA_4096 = "FLUX.1-Krea-dev 4096x4096 DyPE + SEGA.json"  # our composition
 QWEN_4096 = "Qwen-Image 4096x4096 DyPE + SEGA.json"
 FLUX_DEV_UHD = "FLUX.1-dev 3840x2160 DyPE.json"
 
-# The card names. The template browser shows the file stem as the card's title and description, and its search
-# (Fuse.js, threshold 0.3, distance 100, on the name only for a custom node's templates) finds a word only within
-# about 30 characters of the name's start. So: a number giving the order a user should meet them in (A→Z sorting,
-# and the server's own listing where the file system lists by name, as on Windows); the model; the words people
-# search for, "4K" (or the video size) and "upscale-free"; then the recipe.
-SIZE_WORDS = {(4096, 4096): "4K", (3840, 2160): "4K UHD", (1280, 720): "720p", (1920, 1088): "1080p"}
-
-
-def card_name(key: str, number: int) -> str:
-    """``FLUX.1-dev 4096x4096 DyPE.json``, 2 → ``02 FLUX.1-dev 4K upscale-free DyPE.json``."""
-    size = re.search(r"(\d+)x(\d+)", key)
-    size_words = SIZE_WORDS | _paper_workflows().SIZE_WORDS
-    if size is None or (int(size[1]), int(size[2])) not in size_words:
-        raise ValueError(f"{key}: name its size in SIZE_WORDS (what a user would search for)")
-    words = size_words[int(size[1]), int(size[2])]
-    return f"{number:02d} {key[:size.start()]}{words} upscale-free{key[size.end():]}"
-
-
+# The card names. The template browser shows the file stem as the card's title (and, for a custom node's templates,
+# as its description too), and that stem is all its search reads. Frontends 1.32 and 1.47 search it with Fuse.js
+# (threshold 0.4 and 0.33, distance 100): a word is found only if it starts within about 32 characters of the
+# name's start. 1.53 (MiniSearch) finds any word, or the start of one. So every name starts with what people search
+# for and what the card picture shows, shortest first: the number (the order A → Z and a by-name listing show: 0.38
+# lists each pack's templates sorted by file name), the recipe, "video" for a video, the size ("4K" and the pixels),
+# then the model, the same words as the card picture's model line (test_workflow_cards.py checks both).
 def _keys() -> list[str]:
     """All workflows in card order: the published SEGA recipe and plain DyPE on Flux.1-dev first, the other Flux.1
     and Qwen-Image ones, every other image family A→Z, then video."""
@@ -282,6 +272,7 @@ def render(workflow: dict[str, Any]) -> str:
 
 def main() -> None:
     icon().save(ICON, optimize=True)
+    HELP_PICTURE.write_bytes(help_picture_bytes())
     WORKFLOWS_DIR.mkdir(exist_ok=True)
     workflows = build_all()
     for old in sorted(WORKFLOWS_DIR.glob("*.json")) + sorted(WORKFLOWS_DIR.glob("*.jpg")):

@@ -1,17 +1,19 @@
 """The height of each workflow's note, measured in the frontends the test hosts pin, never estimated.
 
-The two frontends lay the same markdown out differently (1.32: Arial, 1.47: its bundled Inter, taller lines), so a
-note sized from characters per line was cut off on one of them. Here each note text is loaded into the real
+The frontends lay the same markdown out differently (1.32: Arial, 1.47 and 1.53: their bundled Inter, taller
+lines), so a note sized from characters per line was cut off on one of them; and a user's system may draw it in
+another font still. Here each note text is loaded into the real
 frontend (headless/browser.py), its rendered height read from the DOM (scrollHeight of the markdown element, plus
 the node's own frame), and the result committed in note_heights.json, keyed by a hash of the text and the note's
 width. The generator (make_workflows.py) sizes a note as the tallest measurement over FRONTENDS plus MARGIN, and
 refuses to write a note whose text was not measured in each of them; tests/test_browser.py checks on both hosts
 that every note's text is entirely visible.
 
-Measure after changing a note (each command measures in the frontend its host pins):
+Measure after changing a note (each command measures in the frontend its host pins, or the one named):
 
     .venv/bin/python tests/headless/note_heights.py
     COMFYUI_PATH=$PWD/.hosts/comfyui-0.30.0 .venv/bin/python tests/headless/note_heights.py
+    COMFYUI_PATH=$PWD/.hosts/comfyui-0.30.0 DYPE_SEGA_FRONTEND=1.53.6 .venv/bin/python tests/headless/note_heights.py
 """
 
 from __future__ import annotations
@@ -26,9 +28,15 @@ from pathlib import Path
 logger = logging.getLogger(__name__)
 
 DATA = Path(__file__).resolve().with_name("note_heights.json")
-# The frontends the two test hosts pin (ComfyUI 0.3.75: 1.32.9, 0.30.0: 1.47.12; their requirements.txt).
-FRONTENDS = ("1.32.9", "1.47.12")
-MARGIN = 12  # graph units below the measured text: about one line, for a frontend or font between the two measured
+# The frontends the two test hosts pin (ComfyUI 0.3.75: 1.32.9, 0.30.0: 1.47.12; their requirements.txt) and the one
+# ComfyUI 0.38 pins (server.NEWEST_FRONTEND, measured on the 0.30 host with DYPE_SEGA_FRONTEND=1.53.6).
+FRONTENDS = ("1.32.9", "1.47.12", "1.53.6")
+# Each is measured twice: in its own font, and in a wider one, as a user's system may substitute (DejaVu Sans, wider
+# than Arial and Inter, is Debian's default sans and chromium's dependency). The note is sized to the taller.
+WIDE = " wide"
+WIDE_FONT = "DejaVu Sans"
+WIDE_CSS = f".ProseMirror, .ProseMirror * {{ font-family: '{WIDE_FONT}', sans-serif !important; }}"
+MARGIN = 12  # graph units below the tallest measured text: about one line
 PLACEHOLDER = 100  # while measuring: a note this short overflows, so its scrollHeight is the text's whole height
 
 
@@ -52,17 +60,18 @@ def height(text: str, width: int) -> int:
     if _measuring:
         return PLACEHOLDER
     table, k = load(), key(text, width)
-    missing = [f for f in FRONTENDS if k not in table.get(f, {})]
+    missing = [f for v in FRONTENDS for f in (v, v + WIDE) if k not in table.get(f, {})]
     if missing:
         first = text.splitlines()[0] if text else ""
         raise NotMeasured(f"the note {first!r} ({width} wide) was never measured in frontend {', '.join(missing)}: "
                           "run tests/headless/note_heights.py on each test host (see its docstring)")
-    return int(max(content + frame for content, frame in (table[f][k] for f in FRONTENDS)) + MARGIN)
+    return int(max(content + frame for content, frame in (table[f][k] for v in FRONTENDS for f in (v, v + WIDE)))
+               + MARGIN)
 
 
 def measure() -> str:
-    """Measure every shipped workflow's note in the frontend the current host pins; rewrite its table. Returns the
-    frontend version."""
+    """Measure every shipped workflow's note in the frontend the current host pins (or DYPE_SEGA_FRONTEND names), in
+    its own font and in WIDE_FONT; rewrite its two tables. Returns the frontend version."""
     global _measuring
     import host
 
@@ -79,22 +88,31 @@ def measure() -> str:
     host.comfyui_root()
     with tempfile.TemporaryDirectory() as tmp, browser.session(Path(tmp)) as s:
         browser.close_dialogs(s.page)
-        measured: dict[str, list[float]] = {}
-        for name, workflow in workflows.items():
-            note = next(n for n in workflow["nodes"] if n["type"] == "MarkdownNote")
-            browser.load_graph(s.page, workflow, name)
-            m = browser.note_metrics(s.page)
-            if m["content"] <= m["shown"]:
-                raise RuntimeError(f"{name}: the note did not overflow its placeholder height; cannot measure")
-            measured[key(note["widgets_values"][0], int(note["size"][0]))] = [m["content"], m["node"] - m["shown"]]
-            logger.info("%s: %s", name, m)
+        measured = _measure_all(s.page, workflows)
+        s.page.add_style_tag(content=WIDE_CSS)
+        wide = _measure_all(s.page, workflows)
         frontend = s.frontend
     table = load()
-    table[frontend] = dict(sorted(measured.items()))
+    table[frontend], table[frontend + WIDE] = measured, wide
     lines = [f"  {json.dumps(frontend)}: {{\n" + ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in rows.items())
              + "\n  }" for frontend, rows in sorted(table.items())]
     DATA.write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")
     return frontend
+
+
+def _measure_all(page, workflows: dict[str, dict]) -> dict[str, list[float]]:
+    from . import browser
+
+    measured: dict[str, list[float]] = {}
+    for name, workflow in workflows.items():
+        note = next(n for n in workflow["nodes"] if n["type"] == "MarkdownNote")
+        browser.load_graph(page, workflow, name)
+        m = browser.note_metrics(page)
+        if m["content"] <= m["shown"]:
+            raise RuntimeError(f"{name}: the note did not overflow its placeholder height; cannot measure")
+        measured[key(note["widgets_values"][0], int(note["size"][0]))] = [m["content"], m["node"] - m["shown"]]
+        logger.info("%s: %s", name, m)
+    return dict(sorted(measured.items()))
 
 
 if __name__ == "__main__":

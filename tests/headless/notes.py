@@ -34,8 +34,8 @@ _SEGA_ALONE = ("**The published SEGA recipe:** **SEGA Attention** alone on its d
                "ImageReward 1.270 vs 1.107 with DyPE, patch-FID 71.8 vs 95.4). Krea-dev is the model of the "
                "diffusers port's flat-sky measurement (Laplacian variance 76.5 with plain DyPE → 12.7 with its "
                "SEGA; recipe **diffusers port** reproduces that code). It changes the model only above its trained "
-               "size (1024 px for Flux.1). DyPE underneath is our composition: the **FLUX.1-Krea-dev 4K upscale-free "
-               "DyPE + SEGA** workflow.")
+               "size (1024 px for Flux.1). DyPE underneath is our composition: workflow **04 DyPE + SEGA 4K 4096px "
+               "FLUX.1-Krea-dev**.")
 
 
 def _differs(size: str, steps: str | None = None) -> str:

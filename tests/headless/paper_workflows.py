@@ -55,7 +55,6 @@ FLUX_WIDE = "FLUX.1-dev 6144x2048 DyPE.json"
 QWEN_WIDE = "Qwen-Image 6144x2048 published SEGA recipe.json"
 NAMES = (QWEN_EDIT_2656, KONTEXT_2048, FLUX_PANORAMA, FLUX_WIDE, QWEN_WIDE)
 FIRST_NUMBER = 29  # the cards' numbers: 29-33 (issue 29), whatever lands before them
-SIZE_WORDS = {(2656, 2656): "2.7K", (2048, 2048): "2K", (4096, 1360): "4K panorama", (6144, 2048): "6K wide"}
 
 # Our prompts (the paper's editing prompts are not published in text); Kontext's is its template's own.
 PROMPT_EDIT = ("Add a red vintage bicycle leaning against the wall on the left and a small black cat sitting in "

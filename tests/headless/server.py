@@ -76,10 +76,34 @@ def templates_path(root: Path) -> tuple[Path | None, str]:
                       "run scripts/browser-setup.sh to put the pinned one under .hosts/")
 
 
+#: The frontend ComfyUI 0.38 pins (its requirements.txt: comfyui-frontend-package==1.53.6), newer than either test
+#: host's. The browser test runs it too, on the 0.30 host, with ``DYPE_SEGA_FRONTEND=1.53.6`` (.ci/run);
+#: scripts/browser-setup.sh puts it under .hosts/.
+NEWEST_FRONTEND = "1.53.6"
+FRONTEND_ENV = "DYPE_SEGA_FRONTEND"  # a version (a copy under .hosts/frontend-<version>) or a --target folder
+
+
+def chosen_frontend() -> tuple[Path, str] | None:
+    """The frontend ``DYPE_SEGA_FRONTEND`` asks for instead of the host's pin: its static folder and version."""
+    chosen = os.environ.get(FRONTEND_ENV)
+    if not chosen:
+        return None
+    folder = Path(chosen) if os.sep in chosen else host.PACK_DIR / ".hosts" / f"frontend-{chosen}"
+    static = folder / "comfyui_frontend_package" / "static"
+    infos = sorted(folder.glob("comfyui_frontend_package-*.dist-info"))
+    if not (static / "index.html").is_file() or not infos:
+        raise LookupError(f"{FRONTEND_ENV}={chosen}: no comfyui-frontend-package in {folder}; run scripts/browser-setup.sh "
+                          f"(it installs {NEWEST_FRONTEND} there) or pip install --target it")
+    return static, infos[-1].name.removeprefix("comfyui_frontend_package-").removesuffix(".dist-info")
+
+
 def frontend_root(root: Path) -> tuple[Path | None, str]:
     """Which frontend to serve for the host at ``root``: ``(None, why)`` means the installed package is the one the
-    host pins; ``(path, why)`` a copy of the pinned version under .hosts/ (scripts/browser-setup.sh puts it there);
-    raises LookupError with what to run when neither is available."""
+    host pins; ``(path, why)`` a copy of the pinned version under .hosts/ (scripts/browser-setup.sh puts it there),
+    or the one ``DYPE_SEGA_FRONTEND`` names; raises LookupError with what to run when none is available."""
+    chosen = chosen_frontend()
+    if chosen is not None:
+        return chosen[0], f"comfyui-frontend-package {chosen[1]} from {chosen[0]} ({FRONTEND_ENV})"
     pinned, installed = pinned_frontend(root), installed_frontend()
     if pinned is None or pinned == installed:
         return None, f"comfyui-frontend-package {installed} (installed)"
