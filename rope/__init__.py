@@ -9,7 +9,7 @@ from .schedules import (
     yarn_attention_scale,
 )
 from .sega_ntk import ntk_frequencies, official_ntk_factor, official_qwen_ntk_factors, port_ntk_factor
-from .tables import gather_tables, rotation_table, window_index, window_positions, window_radius
+from .tables import rotation_table
 
 __all__ = [
     "METHODS",
@@ -21,10 +21,6 @@ __all__ = [
     "official_qwen_ntk_factors",
     "plain_frequencies",
     "port_ntk_factor",
-    "gather_tables",
     "rotation_table",
-    "window_index",
-    "window_positions",
-    "window_radius",
     "yarn_attention_scale",
 ]

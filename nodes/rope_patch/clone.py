@@ -10,7 +10,6 @@ from ..families.base import COSMOS_ROPE
 from .config import CONFIG_KEY, WRAPPER_KEY, PatchConfig, read_config
 from .cosmos_embedder import CosmosRopeEmbedder, cosmos_rope_problem
 from .embedder import ExtrapolatingRopeEmbedder, describe_module, is_stock_rope_embedder
-from .ids_check import HISTORY_KEY, IdsHistory
 from .wrappers import apply_model_wrapper, calc_cond_batch_wrapper, outer_sample_wrapper
 
 logger = logging.getLogger(__name__)
@@ -103,7 +102,6 @@ def patch_model(model, update: Callable[[PatchConfig], PatchConfig]):
         clone.add_object_patch(adapter.embedder_attr, replacement(current))
     options = clone.model_options.setdefault("transformer_options", {})
     options[CONFIG_KEY] = update(read_config(options) or PatchConfig())
-    options.setdefault(HISTORY_KEY, IdsHistory())  # a second node of ours keeps the first one's (ids_check.py)
     for wrapper_type, wrapper in (
         (ext.WrappersMP.OUTER_SAMPLE, outer_sample_wrapper),
         (ext.WrappersMP.CALC_COND_BATCH, calc_cond_batch_wrapper),

@@ -21,6 +21,12 @@ logger = logging.getLogger(__name__)
 CONFIG_KEY = "dype_sega"
 WRAPPER_KEY = "dype_sega"
 
+# Profiler labels (torch.profiler.record_function) on the engine's per-call work: a profile of a run counts and times
+# them (the bench does), nothing patches the engine to see it. dynamo treats the labels as no-ops: no graph break.
+LABEL_SCHEDULE = "dype_sega.schedule"  # one call's frequencies and temperatures (schedule.build_call_scope)
+LABEL_SPECTRUM = "dype_sega.spectrum"  # SEGA's spectrum of a latent (spectrum.compute_spectrum), at most once a step
+LABEL_TABLE = "dype_sega.table"  # one rotary table (the replacement embedder's forward)
+
 #: What SEGA uses for positions when no DyPE node set any: static NTK, as the published SEGA ports do.
 SEGA_ALONE_POSITIONS = PositionSchedule(method="ntk", dynamic=False)
 

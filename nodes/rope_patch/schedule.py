@@ -10,7 +10,7 @@ from ...rope import axis_frequencies, ntk_frequencies, plain_frequencies, yarn_a
 from ...spectral import axis_temperatures, reference_temperature
 from ..families import FamilyAdapter
 from .axis_plan import AxisPlan, plan_call
-from .config import PatchConfig
+from .config import LABEL_SCHEDULE, PatchConfig
 from .devices import math_device
 from .scopes import AxisSchedule, CallScope, StepScope, current_run
 from .spectrum import call_spectrum, on_device
@@ -26,7 +26,6 @@ def build_call_scope(
     x: torch.Tensor,
     sigma: torch.Tensor,
     step: StepScope | None = None,
-    verdicts: dict | None = None,
     base_model=None,
 ) -> CallScope | None:
     """The schedule for one model call, or None when nothing is above the trained grid (exact stock behaviour).
@@ -41,9 +40,16 @@ def build_call_scope(
     plans = plan_call(config, adapter, grid)
     if plans is None:
         return None
+    with torch.profiler.record_function(LABEL_SCHEDULE):
+        return _call_scope(config, adapter, embedder, x, sigma, step, base_model, grid, plans)
+
+
+def _call_scope(config: PatchConfig, adapter: FamilyAdapter, embedder: torch.nn.Module, x: torch.Tensor,
+                sigma: torch.Tensor, step: StepScope | None, base_model, grid: tuple[int, int],
+                plans: tuple[AxisPlan, ...]) -> CallScope:
     device = math_device(x.device)
     scope = dict(embedder=embedder, pe_unsqueeze_dim=adapter.pe_unsqueeze_dim, device=device, grid=grid,
-                 batch=x.shape[0], verdicts=verdicts)
+                 batch=x.shape[0])
     samples = None if step is None else step.x_in.shape[0]
     if samples is None or step.x_in.shape[1:] != x.shape[1:] or x.shape[0] % samples or sigma.numel() != x.shape[0]:
         axes = _axis_schedules(config, adapter, embedder, x, sigma, plans, step, base_model)
