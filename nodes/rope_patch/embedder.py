@@ -38,6 +38,8 @@ class ExtrapolatingRopeEmbedder(torch.nn.Module):
             return self.original(ids)  # an embedder of another model called inside this one's call
         if ids.shape[0] == 1 and scope.batch > 1:  # one ids row for the call's samples (Lumina's caption on newer
             ids = ids.expand(scope.batch, *ids.shape[1:])  # hosts): one table row per sample, as for a batch of ids
+        if torch.compiler.is_compiling():  # dynamo would drop the label anyway, with a warning per compile
+            return embed_ids(ids, self.axes_dim, float(self.theta), scope.axes, scope.pe_unsqueeze_dim, scope.device)
         with torch.profiler.record_function(LABEL_TABLE):
             return embed_ids(ids, self.axes_dim, float(self.theta), scope.axes, scope.pe_unsqueeze_dim, scope.device)
 
