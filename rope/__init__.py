@@ -8,7 +8,7 @@ from .schedules import (
     plain_frequencies,
     yarn_attention_scale,
 )
-from .sega_ntk import ntk_frequencies, official_ntk_factor, official_qwen_ntk_factors, port_ntk_factor
+from .sega_ntk import ntk_frequencies, official_ntk_factor, official_qwen_ntk_factors
 from .tables import rotation_table
 
 __all__ = [
@@ -20,7 +20,6 @@ __all__ = [
     "official_ntk_factor",
     "official_qwen_ntk_factors",
     "plain_frequencies",
-    "port_ntk_factor",
     "rotation_table",
     "yarn_attention_scale",
 ]

@@ -9,8 +9,8 @@ helpers; only what goes into the map differs (see :mod:`spectral.recipes`). From
   ``k / (L // 2) * n`` just below an integer, so at many lengths some bins get two samples and a neighbour none
   (3840x2160 on Flux: 7 of 67 row bins and 7 of 120 column bins empty; 4096², 2048², 130 tokens: none); an empty
   bin reads 0 and then the energy floor. With exact
-  arithmetic the bins would hold one sample each (from 16 tokens on); :func:`axis_bin_index` keeps the quirk and
-  :func:`exact_axis_bin_index` shows what it changes. Columns likewise.
+  arithmetic the bins would hold one sample each (from 16 tokens on); :func:`axis_bin_index` keeps the quirk
+  (tests/sega_references.py's ``exact_axis_bin_index`` shows what it changes). Columns likewise.
 * **Radial profile.** ``|fftshift(fft2)|^2`` in ``n = max(rows, cols) // 2`` rings by the radius in index units
   about ``(rows / 2, cols / 2)``, divided by its largest value, ring ``floor(r * n)`` clamped to ``n - 1``, in
   float32 as there. Spread (sigma) comes from the flatness over every ring, empty ones included.
@@ -48,14 +48,6 @@ def axis_bin_index(length: int, n_bins: int | None = None) -> torch.Tensor:
     """Bin of each FFT sample ``k = 0 .. length // 2`` as the references assign it (float32 ``linspace``), int64."""
     n_bins = axis_bin_count(length) if n_bins is None else n_bins
     return _axis_bins(length, n_bins, torch.device("cpu"))
-
-
-def exact_axis_bin_index(length: int, n_bins: int | None = None) -> torch.Tensor:
-    """The same assignment in exact integer arithmetic, ``floor(k n / (length // 2))``: what the quirk changes."""
-    n_bins = axis_bin_count(length) if n_bins is None else n_bins
-    half = length // 2
-    k = torch.arange(half + 1, dtype=torch.int64)
-    return (k * n_bins // max(half, 1)).clamp(max=n_bins - 1)
 
 
 def radial_bin_index(rows: int, cols: int, n_bins: int | None = None) -> torch.Tensor:

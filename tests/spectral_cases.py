@@ -7,7 +7,8 @@ from pathlib import Path
 
 import torch
 
-from spectral import SegaSettings, latent_spectrum, pair_scales, reference_temperature
+from spectral import SegaSettings, latent_spectrum, reference_temperature
+from spectral.allocation import pair_scales
 
 PACK = Path(__file__).resolve().parents[1]
 SETTINGS = SegaSettings(floor=0.0)  # the exact zero-sum variant: properties below are exact, not clamped

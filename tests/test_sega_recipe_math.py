@@ -7,10 +7,12 @@ import math
 
 import pytest
 import torch
+from sega_references import exact_axis_bin_index, port_ntk_factor
 
-from rope import ntk_frequencies, official_ntk_factor, official_qwen_ntk_factors, port_ntk_factor
-from spectral import SegaSettings, axis_bin_index, axis_temperatures, recipe_from_label, recipe_rules, token_grid
-from spectral.token_grid import exact_axis_bin_index, token_map_spectrum
+from rope import ntk_frequencies, official_ntk_factor, official_qwen_ntk_factors
+from spectral import SegaSettings, axis_temperatures, recipe_from_label, recipe_rules, token_grid
+from spectral.bands import axis_bin_index
+from spectral.token_grid import token_map_spectrum
 
 
 def empty_bins(length: int) -> int:
@@ -23,7 +25,7 @@ def empty_bins(length: int) -> int:
 def test_reference_axis_bins_keep_the_float32_linspace_quirk(length, empty):
     """float32 linspace(0, 1, L//2 + 1) * n, truncated: empty bins at many lengths (3840x2160: 135 and 240)."""
     assert empty_bins(length) == empty
-    exact = exact_axis_bin_index(length)
+    exact = exact_axis_bin_index(length, token_grid.axis_bin_count(length))
     assert int((exact.bincount(minlength=token_grid.axis_bin_count(length)) == 0).sum()) == 0
     assert torch.equal(token_grid.axis_bin_index(length), exact) == (empty == 0)
 

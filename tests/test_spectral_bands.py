@@ -9,16 +9,9 @@ import pytest
 import torch
 from spectral_cases import M_REF, SETTINGS, axis_scales, ntk_freqs, random_latent
 
-from spectral import (
-    MAX_ALPHA,
-    SegaSettings,
-    axis_band_count,
-    axis_bin_index,
-    band_positions,
-    latent_spectrum,
-    pair_scales,
-    reference_temperature,
-)
+from spectral import MAX_ALPHA, SegaSettings, latent_spectrum, reference_temperature
+from spectral.allocation import band_positions, pair_scales
+from spectral.bands import axis_band_count, axis_bin_index
 
 # --- settings ---------------------------------------------------------------------------------------------------
 

@@ -11,15 +11,8 @@ import pytest
 import torch
 from spectral_cases import M_REF, PACK, SETTINGS, axis_scales, ntk_freqs, random_latent
 
-from spectral import (
-    MAX_ALPHA,
-    SegaSettings,
-    axis_temperatures,
-    latent_spectrum,
-    pair_scales,
-    port_pair_scales,
-    reference_temperature,
-)
+from spectral import MAX_ALPHA, SegaSettings, axis_temperatures, latent_spectrum, reference_temperature
+from spectral.allocation import pair_scales, port_pair_scales
 
 # --- temperatures -----------------------------------------------------------------------------------------------
 
