@@ -6,6 +6,7 @@ from comfy_api.latest import io
 
 from ..rope import METHODS, PositionSchedule
 from .families import ADAPTERS, AUTO_VARIANT, variant_base_px
+from .inputs.ranges import BASE_RESOLUTION, DYPE_RANGES, LAMBDA_S, LAMBDA_T, check_inputs
 from .inputs.variant import variant_input
 from .rope_patch.clone import family_of, patch_model
 
@@ -47,18 +48,18 @@ class DyPEPatchModel(io.ComfyNode):
                     "YaRN/NTK/PI at the target scale for every step.",
                 ),
                 io.Float.Input(
-                    "lambda_t", default=2.0, min=0.0, max=8.0, step=0.05,
+                    "lambda_t", default=2.0, **LAMBDA_T.widget,
                     tooltip="λt in κ(t) = t^λt: how fast the original high frequencies come back as noise goes "
                     "down. Larger = they return earlier (at higher noise); smaller = extrapolate longer. Official DyPE: 2.",
                 ),
                 io.Float.Input(
-                    "lambda_s", default=2.0, min=0.0, max=8.0, step=0.05,
+                    "lambda_s", default=2.0, **LAMBDA_S.widget,
                     tooltip="λs, for ntk (official DyPE: 2): the NTK base factor is base_ntk^(λs·κ(t)); and for yarn "
                     "'power' thresholds (thresholds^(λs·κ(t))). Not used by yarn 'multiply' (the default) nor by pi, "
                     "which compresses positions by exactly s at pure noise (static PI) and by s^κ(t) later.",
                 ),
                 io.Int.Input(
-                    "base_resolution", default=0, min=0, max=16384, step=16,
+                    "base_resolution", default=0, **BASE_RESOLUTION.widget,
                     tooltip=f"The model's trained resolution in pixels: its long side (image families are square). "
                     f"0 = family default ({_BASE_DEFAULTS}). Video families trained non-square keep their trained "
                     "aspect (Wan 14B: 1280 = 1280x720, 832 = 832x480), oriented like your latent. Each axis is "
@@ -78,6 +79,8 @@ class DyPEPatchModel(io.ComfyNode):
     @classmethod
     def execute(cls, model, method: str, dynamic: bool, lambda_t: float, lambda_s: float, base_resolution: int,
                 yarn_thresholds: str, variant: str = AUTO_VARIANT) -> io.NodeOutput:
+        check_inputs("DyPE Patch Model", DYPE_RANGES,
+                     dict(lambda_t=lambda_t, lambda_s=lambda_s, base_resolution=base_resolution))
         schedule = PositionSchedule(method=method, dynamic=dynamic, lambda_t=lambda_t, lambda_s=lambda_s,
                                     threshold_rule=yarn_thresholds)
         variant_px = variant_base_px(variant, family_of(model))

@@ -8,6 +8,7 @@ from comfy_api.latest import io
 from ..rope import METHODS, PositionSchedule
 from ..spectral import ALLOCATIONS, REFERENCE_RULES, SegaSettings, recipe_from_label
 from .families import find_adapter
+from .inputs.ranges import BASE_RESOLUTION, FLOOR, LAMBDA_S, LAMBDA_T, check_inputs
 from .inputs.recipe import RECIPE_LABELS
 from .schedule_preview import FAMILY_CHOICES, PreviewRequest, render
 
@@ -35,9 +36,9 @@ class DyPESchedulePreview(io.ComfyNode):
                                "mu 1.15), Qwen-Image the template's ModelSamplingAuraFlow 3.1."),
                 io.Combo.Input("method", options=list(METHODS), default="yarn", tooltip="As in DyPE Patch Model."),
                 io.Boolean.Input("dynamic", default=True, tooltip="As in DyPE Patch Model."),
-                io.Float.Input("lambda_t", default=2.0, min=0.0, max=8.0, step=0.05, tooltip="As in DyPE Patch Model."),
-                io.Float.Input("lambda_s", default=2.0, min=0.0, max=8.0, step=0.05, tooltip="As in DyPE Patch Model."),
-                io.Int.Input("base_resolution", default=0, min=0, max=16384, step=16,
+                io.Float.Input("lambda_t", default=2.0, **LAMBDA_T.widget, tooltip="As in DyPE Patch Model."),
+                io.Float.Input("lambda_s", default=2.0, **LAMBDA_S.widget, tooltip="As in DyPE Patch Model."),
+                io.Int.Input("base_resolution", default=0, **BASE_RESOLUTION.widget,
                              tooltip="Trained resolution in pixels; 0 = family default."),
                 io.Boolean.Input("sega", default=True,
                                  tooltip="Show SEGA's per-pair temperatures for a synthetic image latent (on) or "
@@ -52,7 +53,7 @@ class DyPESchedulePreview(io.ComfyNode):
                                tooltip="As in SEGA Attention."),
                 io.Combo.Input("m_ref", options=list(REFERENCE_RULES), default="power", optional=True,
                                tooltip="As in SEGA Attention."),
-                io.Float.Input("floor", default=1.0, min=0.0, max=4.0, step=0.01, optional=True,
+                io.Float.Input("floor", default=1.0, **FLOOR.widget, optional=True,
                                tooltip="As in SEGA Attention."),
                 io.Combo.Input("recipe", options=RECIPE_LABELS, default=RECIPE_LABELS[0], optional=True,
                                tooltip="As in SEGA Attention. The preview has no model: 'paper' reads the "
@@ -66,6 +67,8 @@ class DyPESchedulePreview(io.ComfyNode):
                 lambda_t: float, lambda_s: float, base_resolution: int, sega: bool, sega_alone: bool = False,
                 allocation: str = "rank", m_ref: str = "power", floor: float = 1.0,
                 recipe: str = RECIPE_LABELS[0]) -> io.NodeOutput:
+        check_inputs("DyPE Schedule Preview", (LAMBDA_T, LAMBDA_S, BASE_RESOLUTION, FLOOR),
+                     dict(lambda_t=lambda_t, lambda_s=lambda_s, base_resolution=base_resolution, floor=floor))
         request = PreviewRequest(
             family=FAMILY_CHOICES.get(family, family),  # a name from the combo (or an adapter id)
             width=width, height=height, steps=steps, shift=shift or None,

@@ -8,6 +8,7 @@ dataclass; each node writes a new one, so no clone ever sees another clone's edi
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -58,11 +59,19 @@ class PatchConfig:
         return family_default
 
     def with_positions(self, schedule: PositionSchedule, base_px: float, variant_px: float = 0.0) -> PatchConfig:
-        return replace(self, positions=schedule, positions_base_px=float(base_px),
+        return replace(self, positions=schedule, positions_base_px=_trained_px(base_px),
                        positions_variant_px=float(variant_px))
 
     def with_sega(self, settings: SegaSettings, base_px: float, variant_px: float = 0.0) -> PatchConfig:
-        return replace(self, sega=settings, sega_base_px=float(base_px), sega_variant_px=float(variant_px))
+        return replace(self, sega=settings, sega_base_px=_trained_px(base_px), sega_variant_px=float(variant_px))
+
+
+def _trained_px(value: float) -> float:
+    """A trained resolution from Python (the nodes apply their widget's rule first: nodes/inputs/ranges.py)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"base_resolution must be 0 (the family default) or a trained resolution in px > 0; "
+                         f"got {value!r}.")
+    return float(value)
 
 
 def read_config(transformer_options: dict) -> PatchConfig | None:
