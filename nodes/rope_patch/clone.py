@@ -83,6 +83,17 @@ def missing_embedder_error(base_model, adapter: FamilyAdapter) -> UnsupportedMod
     )
 
 
+def _log_replaced(before: PatchConfig, after: PatchConfig) -> None:
+    """A second node of the same kind on one model: its settings win (the last node applied), said in one line."""
+    for node, old, new, base in (
+        ("DyPE Patch Model", before.positions, after.positions, before.positions_base_px),
+        ("SEGA Attention", before.sega, after.sega, before.sega_base_px),
+    ):
+        if old is not None and new is not old:
+            logger.warning("%s is applied twice to this model: the later node's settings replace the earlier one's "
+                           "(the last wins). Replaced: %s, base_resolution %g.", node, old, base)
+
+
 def family_of(model) -> FamilyAdapter:
     """The family of a MODEL (ModelPatcher), or an error for anything else."""
     if not hasattr(model, "model") or not hasattr(model, "clone"):
@@ -101,7 +112,9 @@ def patch_model(model, update: Callable[[PatchConfig], PatchConfig]):
         replacement = CosmosRopeEmbedder if adapter.embedder_kind == COSMOS_ROPE else ExtrapolatingRopeEmbedder
         clone.add_object_patch(adapter.embedder_attr, replacement(current))
     options = clone.model_options.setdefault("transformer_options", {})
-    options[CONFIG_KEY] = update(read_config(options) or PatchConfig())
+    current_config = read_config(options) or PatchConfig()
+    options[CONFIG_KEY] = update(current_config)
+    _log_replaced(current_config, options[CONFIG_KEY])
     for wrapper_type, wrapper in (
         (ext.WrappersMP.OUTER_SAMPLE, outer_sample_wrapper),
         (ext.WrappersMP.CALC_COND_BATCH, calc_cond_batch_wrapper),
