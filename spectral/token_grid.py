@@ -17,12 +17,10 @@ helpers; only what goes into the map differs (see :mod:`spectral.recipes`). From
 * **Bin means.** ``sum / (count + 1e-8)``.
 
 Bin tables depend on shapes only: computed once per shape on the CPU in float32 (the reference's arithmetic, bit for
-bit) and cached per device. Profiles are float32 like the references' (float64 if the map is).
+bit) and cached per device (shape_cache.py). Profiles are float32 like the references' (float64 if the map is).
 """
 
 from __future__ import annotations
-
-from functools import lru_cache
 
 import torch
 
@@ -30,6 +28,7 @@ from .bands import small_dtype
 from .flatness import spectral_spread
 from .profiles import CONSTANT_TOLERANCE, LatentSpectrum
 from .settings import SegaSettings
+from .shape_cache import TABLES
 
 COUNT_GUARD = 1e-8  # the references' ``energy_sum / (energy_cnt + 1e-8)``
 
@@ -56,25 +55,31 @@ def radial_bin_index(rows: int, cols: int, n_bins: int | None = None) -> torch.T
     return _radial_bins(rows, cols, n_bins, torch.device("cpu"))
 
 
-@lru_cache(maxsize=64)
 def _axis_bins(length: int, n_bins: int, device: torch.device) -> torch.Tensor:
     if length < 1 or n_bins < 1:
         raise ValueError(f"Need length and n_bins >= 1, got {length} and {n_bins}.")
-    with torch.inference_mode(False), torch.no_grad():
-        fraction = torch.linspace(0.0, 1.0, length // 2 + 1, dtype=torch.float32)  # on the CPU: reference bits
-        return (fraction * n_bins).to(torch.int64).clamp(0, n_bins - 1).to(device)
+
+    def build() -> torch.Tensor:
+        with torch.inference_mode(False), torch.no_grad():
+            fraction = torch.linspace(0.0, 1.0, length // 2 + 1, dtype=torch.float32)  # on the CPU: reference bits
+            return (fraction * n_bins).to(torch.int64).clamp(0, n_bins - 1).to(device)
+
+    return TABLES.get(("token axis", length, n_bins, device), build)
 
 
-@lru_cache(maxsize=32)
 def _radial_bins(rows: int, cols: int, n_bins: int, device: torch.device) -> torch.Tensor:
     if rows < 1 or cols < 1 or n_bins < 1:
         raise ValueError(f"Need rows, cols and n_bins >= 1, got {rows}, {cols} and {n_bins}.")
-    with torch.inference_mode(False), torch.no_grad():
-        y = torch.arange(rows, dtype=torch.float32) - rows / 2.0
-        x = torch.arange(cols, dtype=torch.float32) - cols / 2.0
-        radius = torch.sqrt(y[:, None] ** 2 + x[None, :] ** 2)
-        radius = radius / (radius.max() + 1e-8)
-        return (radius * n_bins).to(torch.int64).clamp(0, n_bins - 1).flatten().to(device)
+
+    def build() -> torch.Tensor:
+        with torch.inference_mode(False), torch.no_grad():
+            y = torch.arange(rows, dtype=torch.float32) - rows / 2.0
+            x = torch.arange(cols, dtype=torch.float32) - cols / 2.0
+            radius = torch.sqrt(y[:, None] ** 2 + x[None, :] ** 2)
+            radius = radius / (radius.max() + 1e-8)
+            return (radius * n_bins).to(torch.int64).clamp(0, n_bins - 1).flatten().to(device)
+
+    return TABLES.get(("token radial", rows, cols, n_bins, device), build)
 
 
 def _bin_means(samples: torch.Tensor, index: torch.Tensor, n_bins: int) -> torch.Tensor:

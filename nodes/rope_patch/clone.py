@@ -10,6 +10,7 @@ from ..families.base import COSMOS_ROPE
 from .config import CONFIG_KEY, WRAPPER_KEY, PatchConfig, read_config
 from .cosmos_embedder import CosmosRopeEmbedder, cosmos_rope_problem
 from .embedder import ExtrapolatingRopeEmbedder, describe_module, is_stock_rope_embedder
+from .memory import follow_host_memory
 from .wrappers import apply_model_wrapper, calc_cond_batch_wrapper, outer_sample_wrapper
 
 logger = logging.getLogger(__name__)
@@ -106,6 +107,7 @@ def patch_model(model, update: Callable[[PatchConfig], PatchConfig]):
     import comfy.patcher_extension as ext
 
     adapter = family_of(model)
+    follow_host_memory()
     current = _original_embedder(model, adapter)
     clone = model.clone()
     if not isinstance(current, ExtrapolatingRopeEmbedder):
