@@ -15,6 +15,11 @@ _BASE_DEFAULTS = ", ".join([f"{a.display_name} {a.default_base_px} px" for a in 
                             if a.default_base_px != _COMMON_BASE] + [f"others {_COMMON_BASE} px"])
 
 
+#: The supported families, from the adapters themselves (a family added to ADAPTERS shows up here).
+_MODEL_TOOLTIP = (f"A RoPE diffusion transformer of a supported family: {'; '.join(a.display_name for a in ADAPTERS)} "
+                  "(some need a newer ComfyUI, which says so). Others get an error listing these.")
+
+
 class DyPEPatchModel(io.ComfyNode):
     @classmethod
     def define_schema(cls) -> io.Schema:
@@ -32,10 +37,7 @@ class DyPEPatchModel(io.ComfyNode):
                 "unchanged."
             ),
             inputs=[
-                io.Model.Input("model", tooltip="A RoPE image DiT: Flux.1, Flux.2/Klein, Chroma (Radiance), Qwen-Image, "
-                               "Z-Image, Lumina 2, HiDream-I1, HunyuanImage 2.1, OmniGen2 (and on newer ComfyUI "
-                               "Ovis, LongCat, Krea 2, Mage-Flow, Lens, Boogu, Kandinsky 5 Image, Anima). Others get an error "
-                               "listing these."),
+                io.Model.Input("model", tooltip=_MODEL_TOOLTIP),
                 io.Combo.Input(
                     "method", options=list(METHODS), default="yarn",
                     tooltip="yarn: DyPE's two-stage YaRN ramp (best; with its attention temperature 0.1·ln s + 1). "

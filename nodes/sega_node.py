@@ -31,7 +31,7 @@ class SEGAAttention(io.ComfyNode):
             display_name="SEGA Attention",
             category="advanced/model/high resolution",
             description=(
-                "Spectral-Energy Guided Attention: replaces the single YaRN attention temperature by one scale per "
+                "Spectral-Energy Guided Attention: replaces the single YaRN attention temperature by one temperature per "
                 "RoPE frequency pair, computed every step from the spectrum of the current latent (per image axis, "
                 "per sample). Removes the multicoloured speckle in flat regions at 4K while keeping detail. Alone, "
                 "with the default recipe 'paper', it is the SEGA authors' own code (its static NTK positions, "
@@ -44,19 +44,19 @@ class SEGAAttention(io.ComfyNode):
                 io.Float.Input("kappa", default=0.08, **KAPPA.widget,
                                tooltip="κ in m_ref = s^κ: the mean attention temperature per axis at scale s."),
                 io.Float.Input("alpha", default=0.15, **ALPHA.widget,
-                               tooltip=f"α: how far the per-pair scales may move away from m_ref (0 = uniform m_ref). "
-                               f"At most {MAX_ALPHA}, which keeps every scale above 0."),
+                               tooltip=f"α: how far the per-pair temperatures may move away from m_ref (0 = uniform m_ref). "
+                               f"At most {MAX_ALPHA}, which keeps every temperature above 0."),
                 io.Float.Input("beta", default=1.5, **BETA.widget,
                                tooltip="β: sharpness of tanh(β·z) on the standardized log band energy."),
                 io.Float.Input("spread_min", default=0.0, **SPREAD_MIN.widget,
-                               tooltip="σ for a flat, noise-like spectrum (early steps)."),
+                               tooltip="The spread for a flat, noise-like spectrum (early steps)."),
                 io.Float.Input("spread_max", default=1.0, **SPREAD_MAX.widget,
-                               tooltip="σ for a fully structured spectrum (late steps)."),
+                               tooltip="The spread for a fully structured spectrum (late steps)."),
                 io.Float.Input("spread_alpha", default=1.5, **SPREAD_ALPHA.widget,
-                               tooltip="Shaping exponent from spectral concentration to σ."),
+                               tooltip="Shaping exponent from spectral concentration to the spread."),
                 io.Float.Input("floor", default=1.0, **FLOOR.widget,
-                               tooltip="Lower bound for every per-pair scale, at every step (the port's min_mscale, "
-                               "1.0). 0 = off: the scales then average exactly to m_ref."),
+                               tooltip="Lower bound for every per-pair temperature, at every step (the port's min_mscale, "
+                               "1.0). 0 = off: the temperatures then average exactly to m_ref."),
                 io.Int.Input("base_resolution", default=0, **BASE_RESOLUTION.widget,
                              tooltip="Trained resolution in pixels (the long side for non-square video families, as in "
                              "DyPE Patch Model); 0 = family default. A DyPE node's non-zero setting takes precedence, "

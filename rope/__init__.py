@@ -1,15 +1,15 @@
 """Pure-torch RoPE frequency schedules (DyPE, YaRN, NTK, PI) and rotation tables. Never imports ComfyUI."""
 
+from .rotation import rotation_table
 from .schedules import (
     METHODS,
     PositionSchedule,
     axis_frequencies,
     kappa,
     plain_frequencies,
-    yarn_attention_scale,
+    yarn_temperature,
 )
 from .sega_ntk import ntk_frequencies, official_ntk_factor, official_qwen_ntk_factors
-from .tables import rotation_table
 
 __all__ = [
     "METHODS",
@@ -21,5 +21,5 @@ __all__ = [
     "official_qwen_ntk_factors",
     "plain_frequencies",
     "rotation_table",
-    "yarn_attention_scale",
+    "yarn_temperature",
 ]

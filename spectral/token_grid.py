@@ -9,11 +9,11 @@ helpers; only what goes into the map differs (see :mod:`spectral.recipes`). From
   ``k / (L // 2) * n`` just below an integer, so at many lengths some bins get two samples and a neighbour none
   (3840x2160 on Flux: 7 of 67 row bins and 7 of 120 column bins empty; 4096², 2048², 130 tokens: none); an empty
   bin reads 0 and then the energy floor. With exact
-  arithmetic the bins would hold one sample each (from 16 tokens on); :func:`axis_bin_index` keeps the quirk
+  arithmetic the bins would hold one sample each (from 16 tokens on); :func:`reference_axis_bin_index` keeps the quirk
   (tests/sega_references.py's ``exact_axis_bin_index`` shows what it changes). Columns likewise.
 * **Radial profile.** ``|fftshift(fft2)|^2`` in ``n = max(rows, cols) // 2`` rings by the radius in index units
   about ``(rows / 2, cols / 2)``, divided by its largest value, ring ``floor(r * n)`` clamped to ``n - 1``, in
-  float32 as there. Spread (sigma) comes from the flatness over every ring, empty ones included.
+  float32 as there. The spread comes from the flatness over every ring, empty ones included.
 * **Bin means.** ``sum / (count + 1e-8)``.
 
 Bin tables depend on shapes only: computed once per shape on the CPU in float32 (the reference's arithmetic, bit for
@@ -43,13 +43,13 @@ def radial_bin_count(rows: int, cols: int) -> int:
     return max(max(rows, cols) // 2, 1)
 
 
-def axis_bin_index(length: int, n_bins: int | None = None) -> torch.Tensor:
+def reference_axis_bin_index(length: int, n_bins: int | None = None) -> torch.Tensor:
     """Bin of each FFT sample ``k = 0 .. length // 2`` as the references assign it (float32 ``linspace``), int64."""
     n_bins = axis_bin_count(length) if n_bins is None else n_bins
     return _axis_bins(length, n_bins, torch.device("cpu"))
 
 
-def radial_bin_index(rows: int, cols: int, n_bins: int | None = None) -> torch.Tensor:
+def reference_radial_bin_index(rows: int, cols: int, n_bins: int | None = None) -> torch.Tensor:
     """Ring of each sample of the fftshifted ``rows x cols`` spectrum, flattened, int64 (reference arithmetic)."""
     n_bins = radial_bin_count(rows, cols) if n_bins is None else n_bins
     return _radial_bins(rows, cols, n_bins, torch.device("cpu"))
@@ -98,7 +98,7 @@ def _nominal_centres(length: int, n_bins: int, device: torch.device) -> torch.Te
 
 
 def token_map_spectrum(token_map: torch.Tensor, settings: SegaSettings, per_sample: bool = True) -> LatentSpectrum:
-    """Profiles and sigma of a ``(B, T, rows, cols)`` map of token values (channel means), as the references do.
+    """Profiles and spread of a ``(B, T, rows, cols)`` map of token values (channel means), as the references do.
 
     ``per_sample=False`` averages the map over the batch first (the official code) and returns one row. Frames
     (``T > 1``, video) are averaged in power, one spectrum per sample, as for the latent spectrum. No host sync:

@@ -46,7 +46,7 @@ def test_curves_are_the_schedule_and_relax_towards_the_original(preview):
                                                                          sigmas)
     assert torch.equal(cols["ratio"], want)
     assert (cols["ratio"][0] >= cols["ratio"][-1]).all()  # compression relaxes as sigma falls
-    assert torch.allclose(cols["temperature"], torch.full_like(cols["temperature"], rope.yarn_attention_scale(4.0)))
+    assert torch.allclose(cols["temperature"], torch.full_like(cols["temperature"], rope.yarn_temperature(4.0)))
 
 
 def test_sega_temperatures_average_to_m_ref(preview):

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from safetensors.torch import load_file
 
 from spectral import SegaSettings, axis_temperatures, latent_spectrum, reference_temperature
-from spectral.allocation import centred_tanh, log_energy_at, port_bin_positions, port_pair_scales, standardize
+from spectral.allocation import centred_tanh, log_energy_at, port_bin_positions, port_pair_temperatures, standardize
 from spectral.bands import axis_bin_index, radial_bin_index
 from spectral.flatness import spectral_flatness, spectral_spread, spread_from_flatness
 from spectral.profiles import axis_profile, channel_map, power_spectrum, radial_profile
@@ -85,7 +85,7 @@ def test_port_allocation_scales(profile: str, spread: float, min_mscale: float) 
     m_ref = REF["alloc/m_ref"].item()
     expected = REF[f"alloc/{profile}/spread{spread}/min_mscale{min_mscale}/m"]
     energy = REF[f"alloc/{profile}/energy"]
-    got = port_pair_scales(
+    got = port_pair_temperatures(
         REF["alloc/freqs"], energy[None], torch.tensor([spread], dtype=torch.float64), m_ref, settings
     )
     assert got.shape == (1, 28) and got.dtype == torch.float64

@@ -23,7 +23,7 @@ from ...rope import (
     official_ntk_factor,
     official_qwen_ntk_factors,
     plain_frequencies,
-    yarn_attention_scale,
+    yarn_temperature,
 )
 from ...spectral import NO_QUIRKS, axis_temperatures, recipe_rules, reference_temperature
 from ..families import FamilyAdapter
@@ -106,7 +106,7 @@ def axis_rules(config: PatchConfig, plans: tuple[AxisPlan, ...], axes_dim, theta
                                                 getattr(spectrum, f"axis_{band_key}"), spectrum.spread,
                                                 plan.m_ref_scale, sega, spectrum.valid)
         elif plan.rescaled and positions.method == "yarn":
-            temperature = torch.full((1, dim // 2), yarn_attention_scale(plan.scale), dtype=torch.float64,
+            temperature = torch.full((1, dim // 2), yarn_temperature(plan.scale), dtype=torch.float64,
                                      device=device)
         freqs_per_axis.append(freqs)
         temperatures.append(temperature)

@@ -1,5 +1,5 @@
 """The rotary table of one embedder call from its ids and the call's schedule: every token's cos/sin in float64
-(rope/tables.py's formula, per token), exact for any ids and differentiable."""
+(rope/rotation.py's formula, per token), exact for any ids and differentiable."""
 
 from __future__ import annotations
 
