@@ -16,7 +16,7 @@ from ...spectral import shape_cache
 
 logger = logging.getLogger(__name__)
 
-_MARK = "dype_sega_releases_caches"  # on our wrapper: never wrapped twice
+_MARK = "dype_sega_releases_caches"  # on our wrapper: the release it calls (never wrapped twice for one release)
 
 
 def follow_host_memory() -> bool:
@@ -26,7 +26,7 @@ def follow_host_memory() -> bool:
     current = getattr(mm, "soft_empty_cache", None)
     if current is None:
         return False
-    if getattr(current, _MARK, False):
+    if getattr(current, _MARK, None) is shape_cache.release:
         return True
 
     @functools.wraps(current)
@@ -36,7 +36,7 @@ def follow_host_memory() -> bool:
         finally:
             shape_cache.release()
 
-    setattr(soft_empty_cache, _MARK, True)
+    setattr(soft_empty_cache, _MARK, shape_cache.release)
     mm.soft_empty_cache = soft_empty_cache
     logger.debug("DyPE/SEGA: its spectral tables are released with comfy.model_management.soft_empty_cache")
     return True
