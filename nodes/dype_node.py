@@ -6,6 +6,7 @@ from comfy_api.latest import io
 
 from ..rope import METHODS, PositionSchedule
 from .families import ADAPTERS, AUTO_VARIANT, variant_base_px
+from .inputs.ranges import BASE_RESOLUTION, DYPE_RANGES, LAMBDA_S, LAMBDA_T, check_inputs
 from .inputs.ui_hints import advanced, aliases
 from .inputs.variant import variant_input
 from .rope_patch.clone import family_of, patch_model
@@ -13,6 +14,11 @@ from .rope_patch.clone import family_of, patch_model
 _COMMON_BASE = max({a.default_base_px for a in ADAPTERS}, key=[a.default_base_px for a in ADAPTERS].count)
 _BASE_DEFAULTS = ", ".join([f"{a.display_name} {a.default_base_px} px" for a in ADAPTERS
                             if a.default_base_px != _COMMON_BASE] + [f"others {_COMMON_BASE} px"])
+
+
+#: The supported families, from the adapters themselves (a family added to ADAPTERS shows up here).
+_MODEL_TOOLTIP = (f"A RoPE diffusion transformer of a supported family: {'; '.join(a.display_name for a in ADAPTERS)} "
+                  "(some need a newer ComfyUI, which says so). Others get an error listing these.")
 
 
 class DyPEPatchModel(io.ComfyNode):
@@ -33,10 +39,7 @@ class DyPEPatchModel(io.ComfyNode):
                 "unchanged."
             ),
             inputs=[
-                io.Model.Input("model", tooltip="A RoPE image DiT: Flux.1, Flux.2/Klein, Chroma (Radiance), Qwen-Image, "
-                               "Z-Image, Lumina 2, HiDream-I1, HunyuanImage 2.1, OmniGen2 (and on newer ComfyUI "
-                               "Ovis, LongCat, Krea 2, Mage-Flow, Lens, Boogu, Kandinsky 5 Image, Anima). Others get an error "
-                               "listing these."),
+                io.Model.Input("model", tooltip=_MODEL_TOOLTIP),
                 io.Combo.Input(
                     "method", options=list(METHODS), default="yarn",
                     tooltip="yarn: DyPE's two-stage YaRN ramp (best; with its attention temperature 0.1·ln s + 1). "
@@ -49,20 +52,20 @@ class DyPEPatchModel(io.ComfyNode):
                     "YaRN/NTK/PI at the target scale for every step.",
                 ),
                 io.Float.Input(
-                    "lambda_t", default=2.0, min=0.0, max=8.0, step=0.05,
+                    "lambda_t", default=2.0, **LAMBDA_T.widget,
                     tooltip="λt in κ(t) = t^λt: how fast the original high frequencies come back as noise goes "
                     "down. Larger = they return earlier (at higher noise); smaller = extrapolate longer. Official DyPE: 2.",
                     **advanced(),
                 ),
                 io.Float.Input(
-                    "lambda_s", default=2.0, min=0.0, max=8.0, step=0.05,
+                    "lambda_s", default=2.0, **LAMBDA_S.widget,
                     tooltip="λs, for ntk (official DyPE: 2): the NTK base factor is base_ntk^(λs·κ(t)); and for yarn "
                     "'power' thresholds (thresholds^(λs·κ(t))). Not used by yarn 'multiply' (the default) nor by pi, "
                     "which compresses positions by exactly s at pure noise (static PI) and by s^κ(t) later.",
                     **advanced(),
                 ),
                 io.Int.Input(
-                    "base_resolution", default=0, min=0, max=16384, step=16,
+                    "base_resolution", default=0, **BASE_RESOLUTION.widget,
                     tooltip=f"The model's trained resolution in pixels: its long side (image families are square). "
                     f"0 = family default ({_BASE_DEFAULTS}). Video families trained non-square keep their trained "
                     "aspect (Wan 14B: 1280 = 1280x720, 832 = 832x480), oriented like your latent. Each axis is "
@@ -83,6 +86,8 @@ class DyPEPatchModel(io.ComfyNode):
     @classmethod
     def execute(cls, model, method: str, dynamic: bool, lambda_t: float, lambda_s: float, base_resolution: int,
                 yarn_thresholds: str, variant: str = AUTO_VARIANT) -> io.NodeOutput:
+        check_inputs("DyPE Patch Model", DYPE_RANGES,
+                     dict(lambda_t=lambda_t, lambda_s=lambda_s, base_resolution=base_resolution))
         schedule = PositionSchedule(method=method, dynamic=dynamic, lambda_t=lambda_t, lambda_s=lambda_s,
                                     threshold_rule=yarn_thresholds)
         variant_px = variant_base_px(variant, family_of(model))

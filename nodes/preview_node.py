@@ -8,6 +8,7 @@ from comfy_api.latest import io
 from ..rope import METHODS, PositionSchedule
 from ..spectral import ALLOCATIONS, REFERENCE_RULES, SegaSettings, recipe_from_label
 from .families import find_adapter
+from .inputs.ranges import BASE_RESOLUTION, FLOOR, LAMBDA_S, LAMBDA_T, check_inputs
 from .inputs.recipe import RECIPE_LABELS
 from .inputs.ui_hints import advanced, aliases
 from .schedule_preview import FAMILY_CHOICES, PreviewRequest, render
@@ -41,14 +42,14 @@ class DyPESchedulePreview(io.ComfyNode):
                 io.Boolean.Input("dynamic", default=True,
                                  tooltip="On: the compression follows the noise level, step by step (DyPE). Off: one "
                                  "static YaRN/NTK/PI at the target scale for every step."),
-                io.Float.Input("lambda_t", default=2.0, min=0.0, max=8.0, step=0.05,
+                io.Float.Input("lambda_t", default=2.0, **LAMBDA_T.widget,
                                tooltip="λt in κ(t) = t^λt: how fast the curves return to the original high "
                                "frequencies as noise goes down (larger = earlier). Official DyPE: 2.", **advanced()),
-                io.Float.Input("lambda_s", default=2.0, min=0.0, max=8.0, step=0.05,
+                io.Float.Input("lambda_s", default=2.0, **LAMBDA_S.widget,
                                tooltip="λs: the exponent on the NTK base factor (ntk) and on yarn 'power' "
                                "thresholds; yarn 'multiply' (the default) and pi do not use it. Official DyPE: 2.",
                                **advanced()),
-                io.Int.Input("base_resolution", default=0, min=0, max=16384, step=16,
+                io.Int.Input("base_resolution", default=0, **BASE_RESOLUTION.widget,
                              tooltip="Trained resolution in pixels, which sets the scale s = target / trained per "
                              "axis; 0 = family default.", **advanced()),
                 io.Boolean.Input("sega", default=True,
@@ -67,7 +68,7 @@ class DyPESchedulePreview(io.ComfyNode):
                 io.Combo.Input("m_ref", options=list(REFERENCE_RULES), default="power", optional=True,
                                tooltip="The mean SEGA temperature per axis: power = s^κ (default), yarn = "
                                "0.1·ln s + 1 (DyPE's YaRN temperature).", **advanced()),
-                io.Float.Input("floor", default=1.0, min=0.0, max=4.0, step=0.01, optional=True,
+                io.Float.Input("floor", default=1.0, **FLOOR.widget, optional=True,
                                tooltip="Lower bound on every per-pair SEGA temperature (default 1.0; 0 = off).",
                                **advanced()),
                 io.Combo.Input("recipe", options=RECIPE_LABELS, default=RECIPE_LABELS[0], optional=True,
@@ -91,6 +92,8 @@ class DyPESchedulePreview(io.ComfyNode):
                 lambda_t: float, lambda_s: float, base_resolution: int, sega: bool, sega_alone: bool = False,
                 allocation: str = "rank", m_ref: str = "power", floor: float = 1.0,
                 recipe: str = RECIPE_LABELS[0]) -> io.NodeOutput:
+        check_inputs("DyPE Schedule Preview", (LAMBDA_T, LAMBDA_S, BASE_RESOLUTION, FLOOR),
+                     dict(lambda_t=lambda_t, lambda_s=lambda_s, base_resolution=base_resolution, floor=floor))
         request = PreviewRequest(
             family=FAMILY_CHOICES.get(family, family),  # a name from the combo (or an adapter id)
             width=width, height=height, steps=steps, shift=shift or None,

@@ -6,6 +6,18 @@ from comfy_api.latest import io
 
 from ..spectral import ALLOCATIONS, MAX_ALPHA, REFERENCE_RULES, SegaSettings, recipe_from_label
 from .families import AUTO_VARIANT, variant_base_px
+from .inputs.ranges import (
+    ALPHA,
+    BASE_RESOLUTION,
+    BETA,
+    FLOOR,
+    KAPPA,
+    SEGA_RANGES,
+    SPREAD_ALPHA,
+    SPREAD_MAX,
+    SPREAD_MIN,
+    check_inputs,
+)
 from .inputs.recipe import RECIPE_LABELS, RECIPE_TOOLTIP
 from .inputs.ui_hints import advanced, aliases
 from .inputs.variant import variant_input
@@ -21,8 +33,8 @@ class SEGAAttention(io.ComfyNode):
             category="advanced/model/high resolution",
             **aliases("Spectral-Energy Guided Attention", "attention temperature", "speckle", "YaRN mscale"),
             description=(
-                "Spectral-Energy Guided Attention: replaces the single YaRN attention temperature by one scale per "
-                "RoPE frequency pair, computed every step from the spectrum of the current latent, per image axis "
+                "Spectral-Energy Guided Attention: replaces the single YaRN attention temperature by one temperature "
+                "per RoPE frequency pair, computed every step from the spectrum of the current latent, per image axis "
                 "(recipe 'paper': of its patch-embedded tokens averaged over the batch, as the official code; the "
                 "other recipes: per sample). Removes the multicoloured speckle in flat regions at 4K while keeping detail. Alone, "
                 "with the default recipe 'paper', it is the SEGA authors' own code (its static NTK positions, "
@@ -32,23 +44,23 @@ class SEGAAttention(io.ComfyNode):
             ),
             inputs=[
                 io.Model.Input("model", tooltip="A model of a supported RoPE family (image or video), patched by DyPE or not."),
-                io.Float.Input("kappa", default=0.08, min=0.0, max=1.0, step=0.005,
+                io.Float.Input("kappa", default=0.08, **KAPPA.widget,
                                tooltip="κ in m_ref = s^κ: the mean attention temperature per axis at scale s.", **advanced()),
-                io.Float.Input("alpha", default=0.15, min=0.0, max=MAX_ALPHA, step=0.01,
-                               tooltip=f"α: how far the per-pair scales may move away from m_ref (0 = uniform m_ref). "
-                               f"At most {MAX_ALPHA}, which keeps every scale above 0.", **advanced()),
-                io.Float.Input("beta", default=1.5, min=0.0, max=10.0, step=0.1,
+                io.Float.Input("alpha", default=0.15, **ALPHA.widget,
+                               tooltip=f"α: how far the per-pair temperatures may move away from m_ref (0 = uniform m_ref). "
+                               f"At most {MAX_ALPHA}, which keeps every temperature above 0.", **advanced()),
+                io.Float.Input("beta", default=1.5, **BETA.widget,
                                tooltip="β: sharpness of tanh(β·z) on the standardized log band energy.", **advanced()),
-                io.Float.Input("spread_min", default=0.0, min=0.0, max=1.0, step=0.05,
-                               tooltip="σ for a flat, noise-like spectrum (early steps).", **advanced()),
-                io.Float.Input("spread_max", default=1.0, min=0.0, max=1.0, step=0.05,
-                               tooltip="σ for a fully structured spectrum (late steps).", **advanced()),
-                io.Float.Input("spread_alpha", default=1.5, min=0.1, max=8.0, step=0.1,
-                               tooltip="Shaping exponent from spectral concentration to σ.", **advanced()),
-                io.Float.Input("floor", default=1.0, min=0.0, max=4.0, step=0.01,
-                               tooltip="Lower bound for every per-pair scale, at every step (the port's min_mscale, "
-                               "1.0). 0 = off: the scales then average exactly to m_ref.", **advanced()),
-                io.Int.Input("base_resolution", default=0, min=0, max=16384, step=16,
+                io.Float.Input("spread_min", default=0.0, **SPREAD_MIN.widget,
+                               tooltip="The spread for a flat, noise-like spectrum (early steps).", **advanced()),
+                io.Float.Input("spread_max", default=1.0, **SPREAD_MAX.widget,
+                               tooltip="The spread for a fully structured spectrum (late steps).", **advanced()),
+                io.Float.Input("spread_alpha", default=1.5, **SPREAD_ALPHA.widget,
+                               tooltip="Shaping exponent from spectral concentration to the spread.", **advanced()),
+                io.Float.Input("floor", default=1.0, **FLOOR.widget,
+                               tooltip="Lower bound for every per-pair temperature, at every step (the port's min_mscale, "
+                               "1.0). 0 = off: the temperatures then average exactly to m_ref.", **advanced()),
+                io.Int.Input("base_resolution", default=0, **BASE_RESOLUTION.widget,
                              tooltip="Trained resolution in pixels (the long side for non-square video families, as in "
                              "DyPE Patch Model); 0 = family default. A DyPE node's non-zero setting takes precedence, "
                              "whatever the node order."),
@@ -72,6 +84,9 @@ class SEGAAttention(io.ComfyNode):
     def execute(cls, model, kappa: float, alpha: float, beta: float, spread_min: float, spread_max: float,
                 spread_alpha: float, floor: float, base_resolution: int, allocation: str = "rank",
                 m_ref: str = "power", recipe: str = RECIPE_LABELS[0], variant: str = AUTO_VARIANT) -> io.NodeOutput:
+        check_inputs("SEGA Attention", SEGA_RANGES,
+                     dict(kappa=kappa, alpha=alpha, beta=beta, spread_min=spread_min, spread_max=spread_max,
+                          spread_alpha=spread_alpha, floor=floor, base_resolution=base_resolution))
         settings = SegaSettings(kappa=kappa, alpha=alpha, beta=beta, spread_min=spread_min, spread_max=spread_max,
                                 spread_alpha=spread_alpha, floor=floor, allocation=allocation, m_ref=m_ref,
                                 recipe=recipe_from_label(recipe))

@@ -1,15 +1,15 @@
 """Pure-torch RoPE frequency schedules (DyPE, YaRN, NTK, PI) and rotation tables. Never imports ComfyUI."""
 
+from .rotation import rotation_table
 from .schedules import (
     METHODS,
     PositionSchedule,
     axis_frequencies,
     kappa,
     plain_frequencies,
-    yarn_attention_scale,
+    yarn_temperature,
 )
-from .sega_ntk import ntk_frequencies, official_ntk_factor, official_qwen_ntk_factors, port_ntk_factor
-from .tables import gather_tables, rotation_table, window_index, window_positions, window_radius
+from .sega_ntk import ntk_frequencies, official_ntk_factor, official_qwen_ntk_factors
 
 __all__ = [
     "METHODS",
@@ -20,11 +20,6 @@ __all__ = [
     "official_ntk_factor",
     "official_qwen_ntk_factors",
     "plain_frequencies",
-    "port_ntk_factor",
-    "gather_tables",
     "rotation_table",
-    "window_index",
-    "window_positions",
-    "window_radius",
-    "yarn_attention_scale",
+    "yarn_temperature",
 ]

@@ -75,7 +75,7 @@ def plain_frequencies(axis_dim: int, theta: float, device: torch.device | None =
     return 1.0 / (theta ** _exponents(axis_dim, device))
 
 
-def yarn_attention_scale(scale: float) -> float:
+def yarn_temperature(scale: float) -> float:
     """YaRN's attention temperature 0.1 ln s + 1 (1 for an unscaled axis)."""
     return 1.0 if scale <= 1.0 else 0.1 * math.log(scale) + 1.0
 

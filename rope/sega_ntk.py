@@ -1,6 +1,6 @@
 """The static NTK positions SEGA uses without DyPE, as each SEGA code defines them (float64 frequencies).
 
-* The diffusers port: per axis, ``theta * s ** (d / (d - 2))`` (:func:`port_ntk_factor`).
+* The diffusers port: per axis, ``theta * s ** (d / (d - 2))``: the static NTK of rope/schedules.py.
 * The SEGA authors' official code: ``theta * s ** (2d / (d - 2)) / (1 + 0.1 ln s)`` (:func:`official_ntk_factor`,
   3.7x the port's factor at s = 4, d = 56), with one s for both axes on Flux; its Qwen-Image code takes s per axis
   and gives the smaller axis ``1 + (small / big) (ntk_big - 1)`` (:func:`official_qwen_ntk_factors`).
@@ -23,11 +23,6 @@ def official_ntk_factor(scale: float, axis_dim: int) -> float:
         raise ValueError(f"The resolution ratio must be a finite number > 0, got {scale!r}.")
     factor = scale ** (2 * axis_dim / (axis_dim - 2)) / (1 + 0.1 * math.log(scale))
     return factor if factor > 1.0 else 1.0
-
-
-def port_ntk_factor(scale: float, axis_dim: int) -> float:
-    """``s ** (d / (d - 2))`` above the trained size, else 1."""
-    return scale ** (axis_dim / (axis_dim - 2)) if scale > 1.0 else 1.0
 
 
 def official_qwen_ntk_factors(scale_h: float, scale_w: float, axis_dim: int) -> tuple[float, float]:

@@ -1,10 +1,10 @@
-"""Per-RoPE-pair attention temperatures m_d = m_ref * (1 - alpha * sigma * s_d) from band energies.
+"""Per-RoPE-pair attention temperatures m_d = m_ref * (1 - alpha * spread * s_d) from band energies.
 
 Two ways to place a pair on the band axis, both giving a fractional band position ``j + frac``:
 
-* ``allocation="rank"`` — :func:`port_bin_positions` (the published port, the default): log period min-max
+* ``allocation="rank"`` — :func:`port_bin_positions` (both reference codes, the official SEGA code and the diffusers port; the default): log period min-max
   normalized over the pairs, highest frequency on the last band and lowest on band 0, whatever the bands' real
-  frequencies are. This is the allocation behind the port's measured result.
+  frequencies are. This is the allocation behind both codes' measured results.
 * ``allocation="frequency"`` — :func:`band_positions` (ours, physical): the pair encodes ``omega / (2 pi)`` cycles
   per token; it is placed between the two band centres around that frequency (linear in frequency, clamped to the
   first/last band).
@@ -88,16 +88,16 @@ def temperatures(
     settings: SegaSettings,
     valid: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """m = max(m_ref (1 - alpha sigma s), floor); m_ref instead of the steered value where sigma <= 0, alpha <= 0 or
+    """m = max(m_ref (1 - alpha spread s), floor); m_ref instead of the steered value where spread <= 0, alpha <= 0 or
     ``valid`` is False. The floor bounds every pair in every case (0: no bound). ``spread``/``valid`` are per sample
     (batch dims of s).
 
     The port returns m_ref unclamped in the unsteered cases; that equals ``max(m_ref, floor)`` whenever
     ``floor <= m_ref``, which holds for its ``min_mscale`` 1.0 (m_ref >= 1).
     """
-    sigma = torch.as_tensor(spread, dtype=s.dtype, device=s.device)[..., None]
-    m = m_ref * (1.0 - settings.alpha * sigma * s)
-    steer = sigma > 0
+    amplitude = torch.as_tensor(spread, dtype=s.dtype, device=s.device)[..., None]
+    m = m_ref * (1.0 - settings.alpha * amplitude * s)
+    steer = amplitude > 0
     if valid is not None:
         steer = steer & valid.to(device=s.device, dtype=torch.bool)[..., None]
     if settings.alpha <= 0:
@@ -106,7 +106,7 @@ def temperatures(
     return m.clamp(min=settings.floor) if settings.floor > 0 else m
 
 
-def _scales(
+def _temperatures(
     positions: torch.Tensor,
     band_energy: torch.Tensor,
     spread: torch.Tensor | float,
@@ -119,7 +119,7 @@ def _scales(
     return temperatures(s, spread, m_ref, settings, valid)
 
 
-def pair_scales(
+def pair_temperatures(
     freqs: torch.Tensor,
     band_freqs: torch.Tensor,
     band_energy: torch.Tensor,
@@ -133,12 +133,12 @@ def pair_scales(
     ``freqs``: (B or 1, pairs) or (pairs,) angular frequencies in rad/token (e.g. the DyPE schedule at this step);
     ``band_freqs``/``band_energy``/``spread``/``valid``: the axis's ``band_*``/``axis_*`` and ``spread``/``valid``
     of a :class:`LatentSpectrum`. Each pair reads the energy of the band holding its own frequency in cycles per
-    token (:func:`band_positions`). Where ``valid`` is False, sigma <= 0 or alpha <= 0: ``max(m_ref, floor)``.
+    token (:func:`band_positions`). Where ``valid`` is False, spread <= 0 or alpha <= 0: ``max(m_ref, floor)``.
     """
-    return _scales(band_positions(freqs, band_freqs), band_energy, spread, m_ref, settings, valid)
+    return _temperatures(band_positions(freqs, band_freqs), band_energy, spread, m_ref, settings, valid)
 
 
-def port_pair_scales(
+def port_pair_temperatures(
     freqs: torch.Tensor,
     band_energy: torch.Tensor,
     spread: torch.Tensor | float,
@@ -147,9 +147,9 @@ def port_pair_scales(
     valid: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """The published port's allocation (``allocation="rank"``): pairs at log-period band positions
-    (:func:`port_bin_positions`), whatever the bands' frequencies. Arguments as in :func:`pair_scales`."""
+    (:func:`port_bin_positions`), whatever the bands' frequencies. Arguments as in :func:`pair_temperatures`."""
     positions = port_bin_positions(freqs, band_energy.shape[-1])
-    return _scales(positions, band_energy, spread, m_ref, settings, valid)
+    return _temperatures(positions, band_energy, spread, m_ref, settings, valid)
 
 
 def axis_temperatures(
@@ -162,11 +162,11 @@ def axis_temperatures(
     valid: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """SEGA temperatures of one spatial axis with resolution ratio ``scale``, as ``settings`` asks: m_ref by
-    ``settings.m_ref``, allocation by ``settings.allocation``. Arguments as in :func:`pair_scales` (``band_freqs``
+    ``settings.m_ref``, allocation by ``settings.allocation``. Arguments as in :func:`pair_temperatures` (``band_freqs``
     is only read by ``"frequency"``); (B, pairs)."""
     m_ref = reference_temperature(scale, settings.kappa, settings.m_ref)
     if settings.allocation == "rank":
-        return port_pair_scales(freqs, band_energy, spread, m_ref, settings, valid)
+        return port_pair_temperatures(freqs, band_energy, spread, m_ref, settings, valid)
     if band_freqs is None:
         raise ValueError("allocation='frequency' needs the band centres (band_freqs) of the spectrum.")
-    return pair_scales(freqs, band_freqs, band_energy, spread, m_ref, settings, valid)
+    return pair_temperatures(freqs, band_freqs, band_energy, spread, m_ref, settings, valid)

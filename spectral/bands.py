@@ -6,16 +6,18 @@ angular frequency ``omega`` (radians per token position) encodes ``omega / (2 pi
 positions can only represent ``|f| <= 0.5`` (the token-grid Nyquist), so the default band limit is 0.5.
 
 Bin indices are computed with exact integer arithmetic (a float floor puts samples that lie exactly on a band edge
-into the lower band). Everything depends only on shapes, so the tables are cached per shape and device.
+into the lower band). Everything depends only on shapes, so the tables are cached per shape and device
+(shape_cache.py: bounded in bytes, released when ComfyUI frees memory).
 """
 
 from __future__ import annotations
 
 import math
 from fractions import Fraction
-from functools import lru_cache
 
 import torch
+
+from .shape_cache import TABLES
 
 
 def small_dtype(device: torch.device) -> torch.dtype:
@@ -136,25 +138,31 @@ def radial_bin_index(
     return torch.where(inside, guess.clamp(max=n_bins - 1), torch.full_like(guess, -1))
 
 
-@lru_cache(maxsize=32)
 def cached_axis_tables(
     length: int, patch_size: int, n_bins: int, band_limit: float, device: torch.device
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(bin index, sample count per band as float, band centres) for one axis, built once per shape and device."""
-    with torch.inference_mode(False), torch.no_grad():  # plain tensors even when first built in inference mode
-        index = axis_bin_index(length, patch_size, n_bins, band_limit, device)
-        counts = _band_counts(index, n_bins, small_dtype(device))
-        centres = axis_band_centres(length, patch_size, n_bins, band_limit, device)
-    return index, counts, centres
+
+    def build() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        with torch.inference_mode(False), torch.no_grad():  # plain tensors even when first built in inference mode
+            index = axis_bin_index(length, patch_size, n_bins, band_limit, device)
+            counts = _band_counts(index, n_bins, small_dtype(device))
+            centres = axis_band_centres(length, patch_size, n_bins, band_limit, device)
+        return index, counts, centres
+
+    return TABLES.get(("axis", length, patch_size, n_bins, band_limit, device), build)
 
 
-@lru_cache(maxsize=16)
 def cached_radial_tables(
     height: int, width: int, patch_size: int, n_bins: int, band_limit: float, device: torch.device
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(flattened bin index with -1 mapped to the spare band ``n_bins``, sample count per band as float)."""
-    with torch.inference_mode(False), torch.no_grad():
-        index = radial_bin_index(height, width, patch_size, n_bins, band_limit, device).flatten()
-        index = torch.where(index < 0, torch.full_like(index, n_bins), index)
-        counts = _band_counts(index, n_bins + 1, small_dtype(device))[:n_bins]
-    return index, counts
+
+    def build() -> tuple[torch.Tensor, torch.Tensor]:
+        with torch.inference_mode(False), torch.no_grad():
+            index = radial_bin_index(height, width, patch_size, n_bins, band_limit, device).flatten()
+            index = torch.where(index < 0, torch.full_like(index, n_bins), index)
+            counts = _band_counts(index, n_bins + 1, small_dtype(device))[:n_bins]
+        return index, counts
+
+    return TABLES.get(("radial", height, width, patch_size, n_bins, band_limit, device), build)

@@ -1,4 +1,4 @@
-"""Spectral flatness (Wiener entropy) of a band-energy profile and SEGA's global amplitude sigma ("spread")."""
+"""Spectral flatness (Wiener entropy) of a band-energy profile and SEGA's global amplitude, the spread."""
 
 from __future__ import annotations
 
@@ -26,12 +26,12 @@ def spectral_flatness(energy: torch.Tensor, eps: float = 1e-8, mask: torch.Tenso
 
 
 def spread_from_flatness(flatness: torch.Tensor, settings: SegaSettings) -> torch.Tensor:
-    """sigma = spread_min + (spread_max - spread_min) * (1 - (1 - c) ** spread_alpha), concentration c = 1 - SF."""
+    """spread = spread_min + (spread_max - spread_min) * (1 - (1 - c) ** spread_alpha), concentration c = 1 - SF."""
     concentration = 1.0 - flatness
     shaped = 1.0 - (1.0 - concentration) ** settings.spread_alpha
     return settings.spread_min + (settings.spread_max - settings.spread_min) * shaped
 
 
 def spectral_spread(energy: torch.Tensor, settings: SegaSettings, mask: torch.Tensor | None = None) -> torch.Tensor:
-    """sigma of an energy profile (last dim = bands): flat spectrum -> spread_min, one dominant band -> spread_max."""
+    """The spread of an energy profile (last dim = bands): flat spectrum -> spread_min, one dominant band -> spread_max."""
     return spread_from_flatness(spectral_flatness(energy, settings.eps, mask), settings)

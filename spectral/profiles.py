@@ -1,4 +1,4 @@
-"""Per-sample spectral profiles of the current latent x_t: axis energies E_h, E_w, the radial E_iso and sigma.
+"""Per-sample spectral profiles of the current latent x_t: axis energies E_h, E_w, the radial E_iso and the spread.
 
 One 2-D FFT per step, in float32 on the latent's device (float64 if the latent already is). The axis profiles come
 from the same 2-D power by Parseval: the power of the 1-D FFT along rows, averaged over the columns, is the 2-D
@@ -28,7 +28,7 @@ class LatentSpectrum:
     ``axis_h[b, j]`` is the mean power of band ``j`` along the rows (latent H), whose centre is ``band_h[j]``
     cycles per token; likewise for ``axis_w``/``band_w`` along the columns. ``radial`` is the 2-D power in
     concentric rings of the token band. Video frames (T) are averaged in power. ``valid`` is False where the latent was non-finite or constant; there
-    the profiles are 0 and ``spread`` is ``spread_min``, and :func:`spectral.pair_scales` returns m_ref (floored).
+    the profiles are 0 and ``spread`` is ``spread_min``, and :func:`spectral.pair_temperatures` returns m_ref (floored).
     """
 
     axis_h: torch.Tensor
@@ -118,7 +118,7 @@ def radial_profile(
 
 
 def latent_spectrum(latent: torch.Tensor, patch_size: int, settings: SegaSettings) -> LatentSpectrum:
-    """Spectral profiles and sigma of every sample of ``latent`` (B, C, H, W) or (B, C, T, H, W); no host sync.
+    """Spectral profiles and spread of every sample of ``latent`` (B, C, H, W) or (B, C, T, H, W); no host sync.
 
     ``patch_size`` is the latent pixels per token along each spatial axis (Flux, Qwen-Image: 2).
     """

@@ -40,17 +40,16 @@ class RecipeRules:
     label: str  # what the node's combo shows
     spectrum: SpectrumSource
     per_sample: bool
-    reference_bins: bool
     global_scale: bool
     official_ntk: bool
 
 
 RULES: dict[str, RecipeRules] = {
-    "paper": RecipeRules("paper (official SEGA code)", "embedding", per_sample=False, reference_bins=True,
+    "paper": RecipeRules("paper (official SEGA code)", "embedding", per_sample=False,
                          global_scale=True, official_ntk=True),
-    "port": RecipeRules("diffusers port", "tokens", per_sample=True, reference_bins=True, global_scale=False,
+    "port": RecipeRules("diffusers port", "tokens", per_sample=True, global_scale=False,
                         official_ntk=False),
-    "refined": RecipeRules("refined (ours)", "latent", per_sample=True, reference_bins=False, global_scale=False,
+    "refined": RecipeRules("refined (ours)", "latent", per_sample=True, global_scale=False,
                            official_ntk=False),
 }
 

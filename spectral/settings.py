@@ -16,7 +16,7 @@ REFERENCE_RULES: tuple[str, ...] = ("power", "yarn")
 RECIPES: tuple[str, ...] = ("paper", "port", "refined")
 
 #: Largest alpha that keeps every temperature positive: the centred tanh term satisfies |s_d| <= 2 (n - 1) / n < 2
-#: and sigma <= 1, so 1 - alpha sigma s_d >= 1 / n > 0 for alpha <= 0.5 (the port's default is 0.15).
+#: and spread <= 1, so 1 - alpha spread s_d >= 1 / n > 0 for alpha <= 0.5 (the port's default is 0.15).
 MAX_ALPHA = 0.5
 
 
@@ -25,10 +25,10 @@ class SegaSettings:
     """SEGA (arXiv 2605.22668) parameters. Immutable: shared by model clones, safe as a cache key.
 
     * ``kappa``: exponent of the reference temperature ``m_ref = s ** kappa`` (``m_ref="power"``).
-    * ``alpha``: how far a pair's temperature may move away from ``m_ref`` (``m_d = m_ref (1 - alpha sigma s_d)``);
+    * ``alpha``: how far a pair's temperature may move away from ``m_ref`` (``m_d = m_ref (1 - alpha spread s_d)``);
       at most :data:`MAX_ALPHA`, which keeps every ``m_d > 0``.
     * ``beta``: sharpness of the ``tanh`` applied to the standardized log band energy.
-    * ``spread_min``/``spread_max``/``spread_alpha``: map spectral concentration to the global amplitude sigma.
+    * ``spread_min``/``spread_max``/``spread_alpha``: map spectral concentration to the global amplitude, the spread.
     * ``floor``: lower bound on every ``m_d`` (the port's ``min_mscale``, 1.0), in every case, fallbacks included;
       0 disables it (the temperatures then average exactly to ``m_ref``).
     * ``eps``: energy floor before logs and the denominators' guard (the port's 1e-8).
@@ -37,7 +37,7 @@ class SegaSettings:
       frequency in cycles per token.
     * ``m_ref``: the mean temperature per axis. ``"power"`` (the port and the paper): ``s ** kappa``. ``"yarn"``:
       YaRN's ``0.1 ln s + 1``, DyPE's scalar temperature, so SEGA only redistributes it.
-    * ``recipe``: which code the spectrum, the scales and SEGA-alone positions reproduce (:mod:`spectral.recipes`):
+    * ``recipe``: which code the spectrum, the temperatures and SEGA-alone positions reproduce (:mod:`spectral.recipes`):
       ``"paper"`` the SEGA authors' official code, ``"port"`` the diffusers port, ``"refined"`` ours.
     """
 

@@ -9,20 +9,18 @@ helpers; only what goes into the map differs (see :mod:`spectral.recipes`). From
   ``k / (L // 2) * n`` just below an integer, so at many lengths some bins get two samples and a neighbour none
   (3840x2160 on Flux: 7 of 67 row bins and 7 of 120 column bins empty; 4096², 2048², 130 tokens: none); an empty
   bin reads 0 and then the energy floor. With exact
-  arithmetic the bins would hold one sample each (from 16 tokens on); :func:`axis_bin_index` keeps the quirk and
-  :func:`exact_axis_bin_index` shows what it changes. Columns likewise.
+  arithmetic the bins would hold one sample each (from 16 tokens on); :func:`reference_axis_bin_index` keeps the quirk
+  (tests/sega_references.py's ``exact_axis_bin_index`` shows what it changes). Columns likewise.
 * **Radial profile.** ``|fftshift(fft2)|^2`` in ``n = max(rows, cols) // 2`` rings by the radius in index units
   about ``(rows / 2, cols / 2)``, divided by its largest value, ring ``floor(r * n)`` clamped to ``n - 1``, in
-  float32 as there. Spread (sigma) comes from the flatness over every ring, empty ones included.
+  float32 as there. The spread comes from the flatness over every ring, empty ones included.
 * **Bin means.** ``sum / (count + 1e-8)``.
 
 Bin tables depend on shapes only: computed once per shape on the CPU in float32 (the reference's arithmetic, bit for
-bit) and cached per device. Profiles are float32 like the references' (float64 if the map is).
+bit) and cached per device (shape_cache.py). Profiles are float32 like the references' (float64 if the map is).
 """
 
 from __future__ import annotations
-
-from functools import lru_cache
 
 import torch
 
@@ -30,6 +28,7 @@ from .bands import small_dtype
 from .flatness import spectral_spread
 from .profiles import CONSTANT_TOLERANCE, LatentSpectrum
 from .settings import SegaSettings
+from .shape_cache import TABLES
 
 COUNT_GUARD = 1e-8  # the references' ``energy_sum / (energy_cnt + 1e-8)``
 
@@ -44,45 +43,43 @@ def radial_bin_count(rows: int, cols: int) -> int:
     return max(max(rows, cols) // 2, 1)
 
 
-def axis_bin_index(length: int, n_bins: int | None = None) -> torch.Tensor:
+def reference_axis_bin_index(length: int, n_bins: int | None = None) -> torch.Tensor:
     """Bin of each FFT sample ``k = 0 .. length // 2`` as the references assign it (float32 ``linspace``), int64."""
     n_bins = axis_bin_count(length) if n_bins is None else n_bins
     return _axis_bins(length, n_bins, torch.device("cpu"))
 
 
-def exact_axis_bin_index(length: int, n_bins: int | None = None) -> torch.Tensor:
-    """The same assignment in exact integer arithmetic, ``floor(k n / (length // 2))``: what the quirk changes."""
-    n_bins = axis_bin_count(length) if n_bins is None else n_bins
-    half = length // 2
-    k = torch.arange(half + 1, dtype=torch.int64)
-    return (k * n_bins // max(half, 1)).clamp(max=n_bins - 1)
-
-
-def radial_bin_index(rows: int, cols: int, n_bins: int | None = None) -> torch.Tensor:
+def reference_radial_bin_index(rows: int, cols: int, n_bins: int | None = None) -> torch.Tensor:
     """Ring of each sample of the fftshifted ``rows x cols`` spectrum, flattened, int64 (reference arithmetic)."""
     n_bins = radial_bin_count(rows, cols) if n_bins is None else n_bins
     return _radial_bins(rows, cols, n_bins, torch.device("cpu"))
 
 
-@lru_cache(maxsize=64)
 def _axis_bins(length: int, n_bins: int, device: torch.device) -> torch.Tensor:
     if length < 1 or n_bins < 1:
         raise ValueError(f"Need length and n_bins >= 1, got {length} and {n_bins}.")
-    with torch.inference_mode(False), torch.no_grad():
-        fraction = torch.linspace(0.0, 1.0, length // 2 + 1, dtype=torch.float32)  # on the CPU: reference bits
-        return (fraction * n_bins).to(torch.int64).clamp(0, n_bins - 1).to(device)
+
+    def build() -> torch.Tensor:
+        with torch.inference_mode(False), torch.no_grad():
+            fraction = torch.linspace(0.0, 1.0, length // 2 + 1, dtype=torch.float32)  # on the CPU: reference bits
+            return (fraction * n_bins).to(torch.int64).clamp(0, n_bins - 1).to(device)
+
+    return TABLES.get(("token axis", length, n_bins, device), build)
 
 
-@lru_cache(maxsize=32)
 def _radial_bins(rows: int, cols: int, n_bins: int, device: torch.device) -> torch.Tensor:
     if rows < 1 or cols < 1 or n_bins < 1:
         raise ValueError(f"Need rows, cols and n_bins >= 1, got {rows}, {cols} and {n_bins}.")
-    with torch.inference_mode(False), torch.no_grad():
-        y = torch.arange(rows, dtype=torch.float32) - rows / 2.0
-        x = torch.arange(cols, dtype=torch.float32) - cols / 2.0
-        radius = torch.sqrt(y[:, None] ** 2 + x[None, :] ** 2)
-        radius = radius / (radius.max() + 1e-8)
-        return (radius * n_bins).to(torch.int64).clamp(0, n_bins - 1).flatten().to(device)
+
+    def build() -> torch.Tensor:
+        with torch.inference_mode(False), torch.no_grad():
+            y = torch.arange(rows, dtype=torch.float32) - rows / 2.0
+            x = torch.arange(cols, dtype=torch.float32) - cols / 2.0
+            radius = torch.sqrt(y[:, None] ** 2 + x[None, :] ** 2)
+            radius = radius / (radius.max() + 1e-8)
+            return (radius * n_bins).to(torch.int64).clamp(0, n_bins - 1).flatten().to(device)
+
+    return TABLES.get(("token radial", rows, cols, n_bins, device), build)
 
 
 def _bin_means(samples: torch.Tensor, index: torch.Tensor, n_bins: int) -> torch.Tensor:
@@ -101,7 +98,7 @@ def _nominal_centres(length: int, n_bins: int, device: torch.device) -> torch.Te
 
 
 def token_map_spectrum(token_map: torch.Tensor, settings: SegaSettings, per_sample: bool = True) -> LatentSpectrum:
-    """Profiles and sigma of a ``(B, T, rows, cols)`` map of token values (channel means), as the references do.
+    """Profiles and spread of a ``(B, T, rows, cols)`` map of token values (channel means), as the references do.
 
     ``per_sample=False`` averages the map over the batch first (the official code) and returns one row. Frames
     (``T > 1``, video) are averaged in power, one spectrum per sample, as for the latent spectrum. No host sync:

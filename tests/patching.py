@@ -82,7 +82,7 @@ def reference_table(axes_dim, theta: float, spatial: tuple[int, int], ids: torch
         freqs = rope.axis_frequencies(sched, dim, theta, scale, base_grid[axis], sigma.to(torch.float64))
         temperature = None if temperatures is None else temperatures[axis]
         if temperature is None and sched.method == "yarn" and scale > 1:
-            temperature = torch.full((1, dim // 2), rope.yarn_attention_scale(scale), dtype=torch.float64)
+            temperature = torch.full((1, dim // 2), rope.yarn_temperature(scale), dtype=torch.float64)
         if scale <= 1:
             freqs, temperature = plain, None
         parts.append(rope.rotation_table(ids[..., column], freqs, temperature))

@@ -222,3 +222,17 @@ def packed_tokens(latent: torch.Tensor, patch: int = 2) -> torch.Tensor:
     """(C, H, W) -> (H/p * W/p, C * p * p), features (c, ph, pw): Flux's and Qwen-Image's packing."""
     c, h, w = latent.shape
     return latent.reshape(c, h // patch, patch, w // patch, patch).permute(1, 3, 0, 2, 4).reshape(-1, c * patch * patch)
+
+
+def port_ntk_factor(scale: float, axis_dim: int) -> float:
+    """The diffusers port's static NTK factor per axis: ``s ** (d / (d - 2))`` above the trained size, else 1."""
+    return scale ** (axis_dim / (axis_dim - 2)) if scale > 1.0 else 1.0
+
+
+def exact_axis_bin_index(length: int, n_bins: int) -> torch.Tensor:
+    """The codes' axis-bin assignment in exact integer arithmetic, ``floor(k n / (length // 2))``: what their
+    float32 ``linspace`` quirk changes."""
+    half = length // 2
+    k = torch.arange(half + 1, dtype=torch.int64)
+    return (k * n_bins // max(half, 1)).clamp(max=n_bins - 1)
+

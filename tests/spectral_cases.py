@@ -7,7 +7,8 @@ from pathlib import Path
 
 import torch
 
-from spectral import SegaSettings, latent_spectrum, pair_scales, reference_temperature
+from spectral import SegaSettings, latent_spectrum, reference_temperature
+from spectral.allocation import pair_temperatures
 
 PACK = Path(__file__).resolve().parents[1]
 SETTINGS = SegaSettings(floor=0.0)  # the exact zero-sum variant: properties below are exact, not clamped
@@ -24,6 +25,6 @@ def random_latent(*shape: int, seed: int) -> torch.Tensor:
 
 def axis_scales(latent: torch.Tensor, patch: int, freqs: torch.Tensor, settings: SegaSettings = SETTINGS):
     spectrum = latent_spectrum(latent, patch, settings)
-    m_h = pair_scales(freqs, spectrum.band_h, spectrum.axis_h, spectrum.spread, M_REF, settings, spectrum.valid)
-    m_w = pair_scales(freqs, spectrum.band_w, spectrum.axis_w, spectrum.spread, M_REF, settings, spectrum.valid)
+    m_h = pair_temperatures(freqs, spectrum.band_h, spectrum.axis_h, spectrum.spread, M_REF, settings, spectrum.valid)
+    m_w = pair_temperatures(freqs, spectrum.band_w, spectrum.axis_w, spectrum.spread, M_REF, settings, spectrum.valid)
     return spectrum, m_h, m_w

@@ -67,7 +67,7 @@ def expected_table(stock_table, shape, sigma, grid, base_tokens, fam, **schedule
             freqs = rope.axis_frequencies(sched, dim, fam.theta, scale, base_tokens,
                                           sigma.reshape(-1)[:1].to(torch.float64))
             temperature = None if sched.method != "yarn" else torch.full(
-                (1, dim // 2), rope.yarn_attention_scale(scale), dtype=torch.float64)
+                (1, dim // 2), rope.yarn_temperature(scale), dtype=torch.float64)
         parts.append(rope.rotation_table(grid_ids[None, :, column], freqs, temperature)[0])
     return torch.cat(parts, dim=1)
 

@@ -11,8 +11,7 @@ import pytest
 import torch
 from PIL import Image
 
-from spectral import laplacian_variance
-from spectral.hf_energy import to_luma
+from spectral.hf_energy import laplacian_variance, to_luma
 
 PACK = Path(__file__).resolve().parents[1]
 

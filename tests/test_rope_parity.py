@@ -45,7 +45,7 @@ def test_matches_official_frequencies_and_tables(config):
         torch.testing.assert_close(freqs, reference, rtol=1e-12, atol=0)
         temperature = None
         if axis:
-            mscale = rope.yarn_attention_scale(scale) if config["method"] == "yarn" else 1.0
+            mscale = rope.yarn_temperature(scale) if config["method"] == "yarn" else 1.0
             assert mscale == pytest.approx(TENSORS[keys[f"mscale_axis{axis}"]].item(), abs=1e-15)
             if mscale != 1.0:
                 temperature = torch.full((1, dim // 2), mscale, dtype=torch.float64)

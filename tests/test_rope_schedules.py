@@ -70,8 +70,8 @@ def test_pi_and_ntk_limits_at_pure_noise(rope):
 
 
 def test_yarn_mscale(rope):
-    assert rope.yarn_attention_scale(1.0) == 1.0
-    assert rope.yarn_attention_scale(4.0) == pytest.approx(0.1 * math.log(4.0) + 1.0)
+    assert rope.yarn_temperature(1.0) == 1.0
+    assert rope.yarn_temperature(4.0) == pytest.approx(0.1 * math.log(4.0) + 1.0)
 
 
 @pytest.mark.parametrize(("bad", "message"), [

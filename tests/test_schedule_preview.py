@@ -8,6 +8,7 @@ import sys
 
 import pytest
 import torch
+from sega_references import port_ntk_factor
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +46,7 @@ def test_curves_are_the_schedule_and_relax_towards_the_original(preview):
                                                                          sigmas)
     assert torch.equal(cols["ratio"], want)
     assert (cols["ratio"][0] >= cols["ratio"][-1]).all()  # compression relaxes as sigma falls
-    assert torch.allclose(cols["temperature"], torch.full_like(cols["temperature"], rope.yarn_attention_scale(4.0)))
+    assert torch.allclose(cols["temperature"], torch.full_like(cols["temperature"], rope.yarn_temperature(4.0)))
 
 
 def test_sega_temperatures_average_to_m_ref(preview):
@@ -74,7 +75,7 @@ def test_preview_draws_sega_alone_and_after_dype(preview, recipe):
                                                            sega_settings=settings))
     after = preview.schedule_curves(preview.PreviewRequest(width=4096, height=2048, steps=6, sega_settings=settings))
     for axis, scale in (("rows", 2.0), ("columns", 4.0)):
-        factor = rope.official_ntk_factor(4.0, 56) if recipe == "paper" else rope.port_ntk_factor(scale, 56)
+        factor = rope.official_ntk_factor(4.0, 56) if recipe == "paper" else port_ntk_factor(scale, 56)
         ntk = rope.ntk_frequencies(56, 10000.0, factor)
         torch.testing.assert_close(alone["axes"][axis]["ratio"],
                                    (rope.plain_frequencies(56, 10000.0) / ntk).expand(6, -1), rtol=1e-12, atol=0)

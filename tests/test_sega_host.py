@@ -173,15 +173,15 @@ def test_scales_average_to_m_ref_without_floor_and_respect_the_floor():
 
 
 def test_spectrum_is_computed_once_per_step_with_split_conds(monkeypatch):
-    spectral = _pack("spectral")
+    spectrum = _pack("nodes.rope_patch.spectrum")
     counted = []
-    real = spectral.latent_spectrum
+    real = spectrum.latent_spectrum
 
     def counting(*args, **kwargs):
         counted.append(args[0].shape)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(spectral, "latent_spectrum", counting)
+    monkeypatch.setattr(spectrum, "latent_spectrum", counting)
     model = sega(dype(tiny_models.FAMILIES["flux"].build(0)))
     with capture(model) as (clone, calls):
         tiny_models.sample(clone, "flux", HW, steps=3, cfg=2.0, negative=tiny_models.flux_cond(5, 2))

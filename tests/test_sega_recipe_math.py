@@ -7,15 +7,17 @@ import math
 
 import pytest
 import torch
+from sega_references import exact_axis_bin_index, port_ntk_factor
 
-from rope import ntk_frequencies, official_ntk_factor, official_qwen_ntk_factors, port_ntk_factor
-from spectral import SegaSettings, axis_bin_index, axis_temperatures, recipe_from_label, recipe_rules, token_grid
-from spectral.token_grid import exact_axis_bin_index, token_map_spectrum
+from rope import ntk_frequencies, official_ntk_factor, official_qwen_ntk_factors
+from spectral import SegaSettings, axis_temperatures, recipe_from_label, recipe_rules, token_grid
+from spectral.bands import axis_bin_index
+from spectral.token_grid import token_map_spectrum
 
 
 def empty_bins(length: int) -> int:
     n = token_grid.axis_bin_count(length)
-    return int((token_grid.axis_bin_index(length).bincount(minlength=n) == 0).sum())
+    return int((token_grid.reference_axis_bin_index(length).bincount(minlength=n) == 0).sum())
 
 
 @pytest.mark.parametrize(("length", "empty"), [(64, 0), (128, 0), (130, 0), (256, 0), (135, 7), (240, 7),
@@ -23,14 +25,14 @@ def empty_bins(length: int) -> int:
 def test_reference_axis_bins_keep_the_float32_linspace_quirk(length, empty):
     """float32 linspace(0, 1, L//2 + 1) * n, truncated: empty bins at many lengths (3840x2160: 135 and 240)."""
     assert empty_bins(length) == empty
-    exact = exact_axis_bin_index(length)
+    exact = exact_axis_bin_index(length, token_grid.axis_bin_count(length))
     assert int((exact.bincount(minlength=token_grid.axis_bin_count(length)) == 0).sum()) == 0
-    assert torch.equal(token_grid.axis_bin_index(length), exact) == (empty == 0)
+    assert torch.equal(token_grid.reference_axis_bin_index(length), exact) == (empty == 0)
 
 
 def test_small_axes_get_eight_bins_and_rings_span_the_grid():
-    assert token_grid.axis_bin_count(9) == 8 and token_grid.axis_bin_index(9).tolist() == [0, 2, 4, 6, 7]
-    rings = token_grid.radial_bin_index(4, 6)
+    assert token_grid.axis_bin_count(9) == 8 and token_grid.reference_axis_bin_index(9).tolist() == [0, 2, 4, 6, 7]
+    rings = token_grid.reference_radial_bin_index(4, 6)
     assert rings.shape == (24,) and rings.max() == 2 and token_grid.radial_bin_count(4, 6) == 3
     assert rings.reshape(4, 6)[2, 3] == 0  # the zero frequency sits at (rows/2, cols/2) after fftshift
 

@@ -9,16 +9,9 @@ import pytest
 import torch
 from spectral_cases import M_REF, SETTINGS, axis_scales, ntk_freqs, random_latent
 
-from spectral import (
-    MAX_ALPHA,
-    SegaSettings,
-    axis_band_count,
-    axis_bin_index,
-    band_positions,
-    latent_spectrum,
-    pair_scales,
-    reference_temperature,
-)
+from spectral import MAX_ALPHA, SegaSettings, latent_spectrum, reference_temperature
+from spectral.allocation import band_positions, pair_temperatures
+from spectral.bands import axis_band_count, axis_bin_index
 
 # --- settings ---------------------------------------------------------------------------------------------------
 
@@ -99,7 +92,7 @@ def test_sinusoid_lands_in_the_band_of_its_cycles_per_token(patch, height, width
     omega = 2 * math.pi * cycles
     freqs = torch.tensor([omega / 2, omega, min(2 * omega, math.pi), 0.02, 0.35 * 2 * math.pi], dtype=torch.float64)
     assert band_positions(freqs[1:2], bands).item() == pytest.approx(peak, abs=1e-9)
-    m = pair_scales(freqs[None], bands, energy, spectrum.spread, M_REF, SETTINGS, spectrum.valid)
+    m = pair_temperatures(freqs[None], bands, energy, spectrum.spread, M_REF, SETTINGS, spectrum.valid)
     assert int(m[0].argmin()) == 1
     assert m[0, 1] < M_REF
 
@@ -117,7 +110,7 @@ def test_wrong_patch_factor_misplaces_the_energy(patch, height, width, axis, k) 
         assert bands[int(energy[0].argmax())].item() == pytest.approx(cycles * wrong / patch, abs=1e-12)
     omega = 2 * math.pi * cycles
     freqs = torch.tensor([omega / 2, omega, 0.02], dtype=torch.float64)
-    m = pair_scales(freqs[None], bands, energy, spectrum.spread, M_REF, SETTINGS, spectrum.valid)
+    m = pair_temperatures(freqs[None], bands, energy, spectrum.spread, M_REF, SETTINGS, spectrum.valid)
     assert int(m[0].argmin()) != 1
 
 
@@ -145,7 +138,7 @@ def test_output_shapes_and_dtypes() -> None:
     assert spectrum.axis_h.dtype == torch.float64 and spectrum.spread.dtype == torch.float64
     assert m_h.shape == (3, 28) and m_h.dtype == torch.float64
     assert torch.equal(
-        pair_scales(ntk_freqs(), spectrum.band_h, spectrum.axis_h, spectrum.spread, M_REF, SETTINGS), m_h
+        pair_temperatures(ntk_freqs(), spectrum.band_h, spectrum.axis_h, spectrum.spread, M_REF, SETTINGS), m_h
     )
     assert ((spectrum.spread >= 0) & (spectrum.spread <= 1)).all()
 
@@ -172,9 +165,9 @@ def test_batch_elements_are_independent(frames: int | None) -> None:
 def test_per_sample_frequencies() -> None:
     spectrum = latent_spectrum(random_latent(2, 16, 64, 64, seed=4), 2, SETTINGS)
     freqs = torch.stack([ntk_freqs(4.0), ntk_freqs(2.0)])
-    m = pair_scales(freqs, spectrum.band_h, spectrum.axis_h, spectrum.spread, M_REF, SETTINGS, spectrum.valid)
+    m = pair_temperatures(freqs, spectrum.band_h, spectrum.axis_h, spectrum.spread, M_REF, SETTINGS, spectrum.valid)
     for i in range(2):
-        alone = pair_scales(
+        alone = pair_temperatures(
             freqs[i],
             spectrum.band_h,
             spectrum.axis_h[i : i + 1],

@@ -16,26 +16,11 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import load_file
 
-from spectral import (
-    SegaSettings,
-    axis_bin_index,
-    axis_profile,
-    axis_temperatures,
-    centred_tanh,
-    channel_map,
-    latent_spectrum,
-    log_energy_at,
-    port_bin_positions,
-    port_pair_scales,
-    power_spectrum,
-    radial_bin_index,
-    radial_profile,
-    reference_temperature,
-    spectral_flatness,
-    spectral_spread,
-    spread_from_flatness,
-    standardize,
-)
+from spectral import SegaSettings, axis_temperatures, latent_spectrum, reference_temperature
+from spectral.allocation import centred_tanh, log_energy_at, port_bin_positions, port_pair_temperatures, standardize
+from spectral.bands import axis_bin_index, radial_bin_index
+from spectral.flatness import spectral_flatness, spectral_spread, spread_from_flatness
+from spectral.profiles import axis_profile, channel_map, power_spectrum, radial_profile
 
 DATA = Path(__file__).resolve().parent / "data"
 REF = load_file(str(DATA / "sega_reference.safetensors"))
@@ -100,7 +85,7 @@ def test_port_allocation_scales(profile: str, spread: float, min_mscale: float) 
     m_ref = REF["alloc/m_ref"].item()
     expected = REF[f"alloc/{profile}/spread{spread}/min_mscale{min_mscale}/m"]
     energy = REF[f"alloc/{profile}/energy"]
-    got = port_pair_scales(
+    got = port_pair_temperatures(
         REF["alloc/freqs"], energy[None], torch.tensor([spread], dtype=torch.float64), m_ref, settings
     )
     assert got.shape == (1, 28) and got.dtype == torch.float64

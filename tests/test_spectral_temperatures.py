@@ -11,15 +11,8 @@ import pytest
 import torch
 from spectral_cases import M_REF, PACK, SETTINGS, axis_scales, ntk_freqs, random_latent
 
-from spectral import (
-    MAX_ALPHA,
-    SegaSettings,
-    axis_temperatures,
-    latent_spectrum,
-    pair_scales,
-    port_pair_scales,
-    reference_temperature,
-)
+from spectral import MAX_ALPHA, SegaSettings, axis_temperatures, latent_spectrum, reference_temperature
+from spectral.allocation import pair_temperatures, port_pair_temperatures
 
 # --- temperatures -----------------------------------------------------------------------------------------------
 
@@ -30,9 +23,9 @@ def test_zero_sum_without_floor(scales_fn: str) -> None:
     spread = torch.tensor([1.0, 0.5, 0.2, 0.9], dtype=torch.float64)
     freqs = ntk_freqs()[None]
     if scales_fn == "physical":
-        m = pair_scales(freqs, spectrum.band_w, spectrum.axis_w, spread, M_REF, SETTINGS, spectrum.valid)
+        m = pair_temperatures(freqs, spectrum.band_w, spectrum.axis_w, spread, M_REF, SETTINGS, spectrum.valid)
     else:
-        m = port_pair_scales(freqs, spectrum.axis_w, spread, M_REF, SETTINGS, spectrum.valid)
+        m = port_pair_temperatures(freqs, spectrum.axis_w, spread, M_REF, SETTINGS, spectrum.valid)
     torch.testing.assert_close(m.mean(dim=1), torch.full((4,), M_REF, dtype=torch.float64), rtol=0, atol=1e-12)
     assert (m - M_REF).abs().amax() > 1e-3  # it does steer
     assert (m - M_REF).abs().amax() <= M_REF * SETTINGS.alpha * 2 + 1e-12  # |s| <= 2
@@ -44,7 +37,7 @@ def test_floor_bounds_every_pair_in_every_case() -> None:
     spectrum = latent_spectrum(random_latent(2, 16, 64, 64, seed=6), 2, SETTINGS)
     floored = SegaSettings(floor=M_REF)
     spread = torch.tensor([1.0, 0.0], dtype=torch.float64)
-    m = pair_scales(ntk_freqs(), spectrum.band_h, spectrum.axis_h, spread, M_REF, floored, spectrum.valid)
+    m = pair_temperatures(ntk_freqs(), spectrum.band_h, spectrum.axis_h, spread, M_REF, floored, spectrum.valid)
     assert (m[0] >= M_REF).all() and (m[0] > M_REF).any()
     assert (m[1] == M_REF).all()
     high_floor = SegaSettings(floor=2.0)
@@ -53,7 +46,7 @@ def test_floor_bounds_every_pair_in_every_case() -> None:
         (high_floor, torch.zeros(2, dtype=torch.float64), spectrum.valid),  # sigma = 0 (spread_max 0)
         (SegaSettings(alpha=0.0, floor=2.0), spread + 1, spectrum.valid),  # alpha = 0
     ):
-        m = pair_scales(ntk_freqs(), spectrum.band_h, spectrum.axis_h, sigma, M_REF, settings, valid)
+        m = pair_temperatures(ntk_freqs(), spectrum.band_h, spectrum.axis_h, sigma, M_REF, settings, valid)
         assert (m == 2.0).all()
 
 
@@ -61,7 +54,7 @@ def test_alpha_zero_or_no_spread_gives_m_ref() -> None:
     spectrum = latent_spectrum(random_latent(2, 16, 64, 64, seed=7), 2, SETTINGS)
     ones = torch.ones(2, dtype=torch.float64)
     for settings, spread in ((SegaSettings(alpha=0.0), ones), (SegaSettings(spread_max=0.0), ones * 0)):
-        m = pair_scales(ntk_freqs(), spectrum.band_h, spectrum.axis_h, spread, M_REF, settings)
+        m = pair_temperatures(ntk_freqs(), spectrum.band_h, spectrum.axis_h, spread, M_REF, settings)
         assert (m == M_REF).all()
 
 
@@ -86,10 +79,10 @@ def test_temperatures_stay_positive_at_every_legal_setting(allocation: str) -> N
 def test_zero_energy_bands_stay_finite() -> None:
     energy = torch.tensor([[0.0, 0.0, 5.0, 0.0], [0.0, 0.0, 0.0, 0.0], [1.0, 0.0, 1e30, 1e-40]], dtype=torch.float64)
     bands = torch.tensor([0.0, 0.1, 0.2, 0.4], dtype=torch.float64)
-    m = pair_scales(ntk_freqs(), bands, energy, torch.ones(3, dtype=torch.float64), M_REF, SETTINGS)
+    m = pair_temperatures(ntk_freqs(), bands, energy, torch.ones(3, dtype=torch.float64), M_REF, SETTINGS)
     assert m.isfinite().all()
     assert (m[1] == M_REF).all()  # all bands equal -> z = 0 -> s = 0
-    one_band = pair_scales(ntk_freqs(), bands[:1], energy[:, :1], torch.ones(3, dtype=torch.float64), M_REF, SETTINGS)
+    one_band = pair_temperatures(ntk_freqs(), bands[:1], energy[:, :1], torch.ones(3, dtype=torch.float64), M_REF, SETTINGS)
     assert (one_band == M_REF).all()
 
 
@@ -169,7 +162,7 @@ def test_per_step_path_runs_on_meta_tensors(shape: tuple[int, ...]) -> None:
     spectrum = latent_spectrum(latent, 2, SegaSettings(floor=0.9))
     freqs = torch.empty(2, 28, dtype=torch.float64, device="meta")
     for band, energy in ((spectrum.band_h, spectrum.axis_h), (spectrum.band_w, spectrum.axis_w)):
-        m = pair_scales(freqs, band, energy, spectrum.spread, M_REF, SegaSettings(floor=0.9), spectrum.valid)
+        m = pair_temperatures(freqs, band, energy, spectrum.spread, M_REF, SegaSettings(floor=0.9), spectrum.valid)
         assert m.device.type == "meta" and m.shape == (2, 28)
 
 
@@ -200,11 +193,11 @@ def test_allocation_option_picks_the_function() -> None:
     for floor in (0.0, 1.0):
         rank = axis_temperatures(freqs, spectrum.band_w, spectrum.axis_w, spectrum.spread, 4.0,
                                  SegaSettings(floor=floor), spectrum.valid)
-        assert torch.equal(rank, port_pair_scales(freqs, *args, SegaSettings(floor=floor), spectrum.valid))
+        assert torch.equal(rank, port_pair_temperatures(freqs, *args, SegaSettings(floor=floor), spectrum.valid))
         settings = SegaSettings(floor=floor, allocation="frequency")
         physical = axis_temperatures(freqs, spectrum.band_w, spectrum.axis_w, spectrum.spread, 4.0, settings,
                                      spectrum.valid)
-        assert torch.equal(physical, pair_scales(freqs, spectrum.band_w, *args, settings, spectrum.valid))
+        assert torch.equal(physical, pair_temperatures(freqs, spectrum.band_w, *args, settings, spectrum.valid))
         assert not torch.allclose(rank, physical)
     with pytest.raises(ValueError, match="band_freqs"):
         axis_temperatures(freqs, None, spectrum.axis_w, spectrum.spread, 4.0, SegaSettings(allocation="frequency"))

@@ -43,15 +43,15 @@ def _threaded(model):
 
 
 def test_calls_on_worker_threads_share_the_step_spectrum(monkeypatch):
-    spectral = _pack("spectral")
+    spectrum = _pack("nodes.rope_patch.spectrum")
     computed = []
-    real = spectral.latent_spectrum
+    real = spectrum.latent_spectrum
 
     def counting(*args, **kwargs):
         computed.append(threading.current_thread().name)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(spectral, "latent_spectrum", counting)
+    monkeypatch.setattr(spectrum, "latent_spectrum", counting)
     model = sega(dype(_threaded(tiny_models.FAMILIES["flux"].build(0))))
     with capture(model) as (clone, calls):
         tiny_models.sample(clone, "flux", HW, steps=3, cfg=2.0, negative=tiny_models.flux_cond(5, 2))

@@ -76,7 +76,7 @@ def sega_temperatures(fam, x, sigma, base_px):
             temps.append(spectral.axis_temperatures(freqs, band, energy, spectrum.spread, scale, settings,
                                                     spectrum.valid))
         else:
-            temps.append(spectral.pair_scales(freqs, band, energy, spectrum.spread,
+            temps.append(_pack("spectral.allocation").pair_temperatures(freqs, band, energy, spectrum.spread,
                                               spectral.reference_temperature(scale, settings.kappa), settings,
                                               spectrum.valid))
     return tuple(temps), grid, base_grid

@@ -123,7 +123,7 @@ def main(argv: Sequence[str], prog: str = "bench") -> int:
              f"{' ' + torch.cuda.get_device_name(device) if device.type == 'cuda' else ''}, torch {torch.__version__}"
              f", {torch.get_num_threads()} threads; load average at start "
              f"{', '.join(f'{v:.1f}' for v in os.getloadavg())}", "",
-             "Per model call (ms, medians; ours = the whole per-call work: schedule + gathered table; SEGA step = "
+             "Per model call (ms, medians; ours = the whole per-call work: schedule + table; SEGA step = "
              "schedule + FFT + allocation + table, recipe refined; paper embed = what recipe paper adds per step: "
              "the patch embedding's channel mean over the latent, Linear 64 -> 3072):", "",
              "| case | stock | yarn | ntk | pi | SEGA step | paper embed | floor | yarn/stock | SEGA/stock | "
@@ -156,8 +156,6 @@ def main(argv: Sequence[str], prog: str = "bench") -> int:
         f"| per step, split conds (2 model calls) | FFT (latent spectrum) | – | {counts['spectrum']:g} | – |",
         f"| per step, split conds | tables built (one per model call) | {counts['calls']:g} | "
         f"{counts['table']:g} | – |",
-        f"| per run of {counts['steps']} steps | tables gathered (after each signature's first call) | – | "
-        f"{counts['gather']} | – |",
         f"| per run | tensor reads by our code during the steps (of them on a device) | – | "
         f"{counts['reads_in_steps']} ({counts['reads_in_steps_device']}) | – |",
         f"| per run | tensor reads by our code at the end (one transfer) | – | {counts['reads_at_end']} | – |",

@@ -1,5 +1,6 @@
-"""What one patched run does, counted: model calls, spectra, tables built and gathered and tensor values our code
-reads per step; and under torch.compile, graph breaks from our frames and frames compiled per call."""
+"""What one patched run does, counted: model calls, spectra, tables built and tensor values our code reads per step
+(the spectra and tables by the engine's profiler labels); and under torch.compile, graph breaks from our frames and
+frames compiled per call."""
 
 from __future__ import annotations
 
@@ -9,11 +10,10 @@ from collections.abc import Iterator
 
 import torch
 
-from ... import spectral
-from ..rope_patch import embedder, tables
+from ..rope_patch.config import LABEL_SPECTRUM, LABEL_TABLE
 from .model import SMALL_BASE_PX, patched, sample, tiny_flux
 from .sources import is_pack_source
-from .timing import counting
+from .timing import labelled
 
 
 @contextlib.contextmanager
@@ -42,26 +42,23 @@ def tensor_reads_from_pack(reads: list) -> Iterator[None]:
 
 def per_step_counts(device: torch.device) -> dict[str, float]:
     """DyPE + SEGA on a tiny Flux, split conds (different text lengths: one model call each), 4 steps: model calls,
-    latent spectra (the FFT), tables built and gathered, and tensor values our code reads (and where)."""
+    latent spectra (the FFT), tables built, and tensor values our code reads (and where)."""
     import comfy.patcher_extension as ext
 
     steps = 4
     model = patched(tiny_flux(1, 1, 1, device), sega=True, base_px=SMALL_BASE_PX)
-    spectra, built, gathers, reads, model_calls = [], [], [], [], []
+    reads, model_calls = [], []
 
     def count_call(executor, *args, **kwargs):
         model_calls.append(1)
         return executor(*args, **kwargs)
 
     model.add_wrapper_with_key(ext.WrappersMP.APPLY_MODEL, "bench_count", count_call)
-    with counting(spectral, "latent_spectrum", spectra), \
-            counting(embedder.ExtrapolatingRopeEmbedder, "forward", built), \
-            counting(tables, "gather_tables", gathers), \
-            tensor_reads_from_pack(reads):
-        sample(model, 512, steps, 3.0, negative_tokens=9)
+    with tensor_reads_from_pack(reads):
+        counts, _, _ = labelled(lambda: sample(model, 512, steps, 3.0, negative_tokens=9), (LABEL_SPECTRUM, LABEL_TABLE))
     in_steps = [r for r in reads if r[0] != "_report_run"]
-    return {"steps": steps, "calls": len(model_calls) / steps, "spectrum": len(spectra) / steps,
-            "table": len(built) / steps, "gather": len(gathers), "reads_in_steps": len(in_steps),
+    return {"steps": steps, "calls": len(model_calls) / steps, "spectrum": counts[LABEL_SPECTRUM] / steps,
+            "table": counts[LABEL_TABLE] / steps, "reads_in_steps": len(in_steps),
             "reads_in_steps_device": sum(1 for r in in_steps if r[1] != "cpu"),
             "reads_at_end": len(reads) - len(in_steps)}
 

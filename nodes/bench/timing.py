@@ -1,12 +1,11 @@
-"""The bench's clocks: medians of interleaved rounds, peak memory of one call, time spent inside given functions."""
+"""The bench's clocks: medians of interleaved rounds, peak memory of one call, the engine's profiler labels counted and
+timed."""
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import statistics
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -54,47 +53,17 @@ def peak_mib(fn: Callable[[], object], device: torch.device) -> float:
     return peak / 2**20
 
 
-@contextlib.contextmanager
-def counting(target: object, name: str, counter: list) -> Iterator[None]:
-    real = getattr(target, name)
-
-    def counted(*args, **kwargs):
-        counter.append(name)
-        return real(*args, **kwargs)
-
-    if isinstance(target, type):  # a method: stay one, bound to the instance
-        counted = functools.wraps(real)(counted)
-
-    setattr(target, name, counted)
-    try:
-        yield
-    finally:
-        setattr(target, name, real)
-
-
-@contextlib.contextmanager
-def timed(targets: Sequence[tuple[object, str]], total: list) -> Iterator[None]:
-    """Add the wall time spent inside any of ``targets`` (object, attribute) to ``total[0]`` (outermost only)."""
-    reals = [(target, name, getattr(target, name)) for target, name in targets]
-    depth = [0]
-
-    def wrap(real):
-        def timed_call(*args, **kwargs):
-            depth[0] += 1
-            start = time.perf_counter()
-            try:
-                return real(*args, **kwargs)
-            finally:
-                depth[0] -= 1
-                if depth[0] == 0:
-                    total[0] += time.perf_counter() - start
-
-        return functools.wraps(real)(timed_call)
-
-    for target, name, real in reals:
-        setattr(target, name, wrap(real))
-    try:
-        yield
-    finally:
-        for target, name, real in reals:
-            setattr(target, name, real)
+def labelled(fn: Callable[[], object], labels: Sequence[str]) -> tuple[dict[str, int], dict[str, float], float]:
+    """Run ``fn`` under the profiler: per label (torch.profiler.record_function, the engine's own: config.py), how
+    many times it ran and its wall seconds (host side), and the run's wall seconds."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        start = time.perf_counter()
+        fn()
+        wall = time.perf_counter() - start
+    counts = {label: 0 for label in labels}
+    seconds = {label: 0.0 for label in labels}
+    for event in prof.events():
+        if event.name in counts:
+            counts[event.name] += 1
+            seconds[event.name] += event.time_range.elapsed_us() / 1e6
+    return counts, seconds, wall

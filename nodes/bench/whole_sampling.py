@@ -7,36 +7,56 @@ import time
 
 import torch
 
-from ..rope_patch import embedder, ids_check, wrappers
+from ..rope_patch.config import LABEL_SCHEDULE, LABEL_TABLE
 from .model import patched, sample, tiny_flux
-from .timing import sync, timed
+from .timing import labelled, sync
+
+STOCK_TABLE = "bench.stock_table"  # the label the bench puts on ComfyUI's own EmbedND (forward hooks)
+
+
+def _label_stock_embedder(model) -> None:
+    """Label every forward of the stock model's EmbedND for the profiler (module hooks: nothing replaced)."""
+    embedder = model.get_model_object("diffusion_model.pe_embedder")
+    open_labels = []
+
+    def enter(module, args):
+        open_labels.append(torch.profiler.record_function(STOCK_TABLE))
+        open_labels[-1].__enter__()
+
+    def leave(module, args, output):
+        open_labels.pop().__exit__(None, None, None)
+
+    embedder.register_forward_pre_hook(enter)
+    embedder.register_forward_hook(leave)
 
 
 def whole_sampling(side: int, steps: int, runs: int, blocks: tuple[int, int], device: torch.device) -> dict:
     """Wall time of comfy.sample.sample, patched (DyPE + SEGA: every per-call path of ours) vs stock, interleaved,
-    cfg 1 and 3.5 (one CFG batch of 2: both prompts have the same length), and the time spent building RoPE tables
-    inside it (stock: EmbedND; patched: our schedule, SEGA spectrum and allocation, table, ids check)."""
-    from comfy.ldm.flux.layers import EmbedND
-
-
+    cfg 1 and 3.5 (one CFG batch of 2: both prompts have the same length), and the share of one more (profiled) run
+    spent building RoPE tables (stock: EmbedND; patched: the engine's labels, schedule with SEGA's spectrum and
+    allocation, and table)."""
     # One model per variant (same weights): clones of one model would re-patch it each time they take turns.
     models = {"stock": tiny_flux(*blocks, 1, device), "dype+sega": patched(tiny_flux(*blocks, 1, device), sega=True)}
-    rope_work = {"stock": [(EmbedND, "forward")],
-                 "dype+sega": [(embedder.ExtrapolatingRopeEmbedder, "forward"), (wrappers, "build_call_scope"),
-                               (ids_check.WindowChecks, "file"), (ids_check.WindowChecks, "poll"),
-                               (wrappers, "ids_signature")]}
-    for model in models.values():  # warm-up: load, first-call checks, allocator
+    _label_stock_embedder(models["stock"])
+    labels = {"stock": (STOCK_TABLE,), "dype+sega": (LABEL_SCHEDULE, LABEL_TABLE)}
+    for model in models.values():  # warm-up: load, first-call work, allocator
         sample(model, side // 2, 1, 1.0)
     out = {}
     for cfg in (1.0, 3.5):
         times = {name: [] for name in models}
-        rope = {name: [0.0] for name in models}
         for _ in range(runs):
             for name, model in models.items():
-                with timed(rope_work[name], rope[name]):
-                    start = time.perf_counter()
-                    sample(model, side, steps, cfg)
-                    sync(device)
-                    times[name].append(time.perf_counter() - start)
-        out[cfg] = {name: (statistics.median(v), min(v), max(v), rope[name][0] / sum(v)) for name, v in times.items()}
+                start = time.perf_counter()
+                sample(model, side, steps, cfg)
+                sync(device)
+                times[name].append(time.perf_counter() - start)
+        shares = {}
+        for name, model in models.items():
+            def run(model=model, cfg=cfg):
+                sample(model, side, steps, cfg)
+                sync(device)
+
+            _, seconds, wall = labelled(run, labels[name])
+            shares[name] = sum(seconds.values()) / wall
+        out[cfg] = {name: (statistics.median(v), min(v), max(v), shares[name]) for name, v in times.items()}
     return out

@@ -26,6 +26,5 @@ ANIMA = FamilyAdapter(
     # uses it; patching uses the live module's own value).
     theta=10000.0 * 4.0 ** (42 / 40),
     axes_dim=(44, 42, 42),
-    text="cross-attention only (no text in self-attention); time on column 0 (never scaled)",
     preview_shift=("linear", 3.0),
 )

@@ -73,9 +73,7 @@ class FamilyAdapter:
     base_source: str  # where default_base_px comes from (README table)
     theta: float  # the family's RoPE base (the live embedder's value is what the patch uses)
     axes_dim: tuple[int, ...]  # per id column, channels (2 per pair), as the family ships it
-    text: str  # where text / caption positions sit, for docs/models.md and logs
     pe_unsqueeze_dim: int = HEADS_FIRST  # where the embedder inserts its size-1 dim (the pe layout)
-    config_classes: frozenset[str] | None = None  # type(model.model.model_config).__name__, when the class is shared
     accepts: Callable[[object], bool] | None = None  # extra test on the BaseModel (its params), when class is shared
     preview_shift: tuple[str, float] = ("exponential", 1.15)  # default sigma shift rule, for the schedule preview
     default_base_hw: tuple[int, int] | None = None  # non-square trained size (rows, cols px, landscape); None: square
@@ -103,9 +101,6 @@ class FamilyAdapter:
     def matches(self, base_model) -> bool:
         if comfy_class_name(base_model) not in self.model_base_classes:
             return False
-        if self.config_classes is not None:
-            if type(getattr(base_model, "model_config", None)).__name__ not in self.config_classes:
-                return False
         return self.accepts is None or bool(self.accepts(base_model))
 
     def token_grid(self, latent: torch.Tensor) -> tuple[int, int]:

@@ -24,7 +24,6 @@ CHROMA = FamilyAdapter(
     variants=(Variant("Chroma1-HD", (1024, 1024), _CHROMA_CARDS), Variant("Chroma1-Base", (512, 512), _CHROMA_CARDS)),
     theta=10000.0,
     axes_dim=(16, 56, 56),
-    text="text ids 0 (never moved)",
 )
 
 CHROMA_RADIANCE = FamilyAdapter(
@@ -41,6 +40,5 @@ CHROMA_RADIANCE = FamilyAdapter(
     "no model-card size found (searched the ComfyUI templates and docs)",
     theta=10000.0,
     axes_dim=(16, 56, 56),
-    text="text ids 0, or sequential on column 0 (never scaled)",
     pixel_space=True,
 )

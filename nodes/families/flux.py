@@ -29,5 +29,4 @@ FLUX = FamilyAdapter(
     "src/flux/cli.py default 1360x768): kept at DyPE's base, so DyPE's reference results carry over",
     theta=10000.0,
     axes_dim=(16, 56, 56),
-    text="text ids all 0 (never moved); refs on the index axis",
 )

@@ -20,6 +20,5 @@ FLUX2 = FamilyAdapter(
     "model tells it apart) has no size of its own in these sources and gets FLUX.2's",
     theta=2000.0,
     axes_dim=(32, 32, 32, 32),
-    text="text on its own axis 3 (never scaled); refs on the index axis",
     preview_shift=("exponential", 2.02),
 )

@@ -18,7 +18,6 @@ HIDREAM = FamilyAdapter(
     "1168x880, 1248x832 ...: the largest side, 1360",
     theta=10000.0,
     axes_dim=(64, 32, 32),
-    text="text ids 0 (never moved), after the image tokens",
     pe_unsqueeze_dim=TOKENS_FIRST,
     preview_shift=("linear", 3.0),
 )

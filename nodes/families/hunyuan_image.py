@@ -18,6 +18,5 @@ HUNYUAN_IMAGE21 = FamilyAdapter(
     "16:9, 1536x2560 for 9:16): the largest side, 2560",
     theta=256.0,
     axes_dim=(64, 64),
-    text="text ids 0 (never moved), after the image tokens",
     preview_shift=("linear", 5.0),
 )

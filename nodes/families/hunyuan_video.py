@@ -30,7 +30,6 @@ HUNYUAN_VIDEO = FamilyAdapter(
     "960; 540p 960x544, 832x624, 720x720: 960 x 720 (base_resolution 960)",
     theta=256.0,
     axes_dim=(16, 56, 56),
-    text="text ids 0 (never moved), after the video tokens; time on column 0 (never scaled)",
     preview_shift=("linear", 7.0),
 )
 
@@ -54,6 +53,5 @@ HUNYUAN_VIDEO15 = FamilyAdapter(
     variants=(Variant("HunyuanVideo 1.5 720p", (720, 1280), _HY15), Variant("HunyuanVideo 1.5 480p", (480, 848), _HY15)),
     theta=256.0,
     axes_dim=(16, 56, 56),
-    text="text / byT5 / vision ids 0 (never moved), after the video tokens; time on column 0 (never scaled)",
     preview_shift=("linear", 7.0),
 )

@@ -31,6 +31,5 @@ KANDINSKY5_IMAGE = FamilyAdapter(
     "largest side, 1408",
     theta=10000.0,
     axes_dim=(32, 48, 48),
-    text="own 1-D RoPE in its own encoder (never touched); image self-attention has no text; time on column 0",
     preview_shift=("linear", 3.0),
 )

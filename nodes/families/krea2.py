@@ -26,5 +26,4 @@ KREA2 = FamilyAdapter(
               Variant("Krea 2 Raw", (1024, 1024), f"{_README}: trained to generate up to 1k")),
     theta=1000.0,
     axes_dim=(32, 48, 48),
-    text="text ids 0 (never moved); refs on the index axis",
 )

@@ -19,6 +19,5 @@ LENS = FamilyAdapter(
     "family', up to 1440x1440 (EmptyLatentImage 1440x1440)",
     theta=10000.0,
     axes_dim=(8, 28, 28),
-    text="text on the diagonal after the image: scheduled like the image (relative phases kept)",
     preview_shift=("exponential", 1.829),
 )

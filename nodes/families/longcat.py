@@ -20,5 +20,4 @@ LONGCAT_IMAGE = FamilyAdapter(
     "documented side; its DPO training config uses 1024)",
     theta=10000.0,
     axes_dim=(16, 56, 56),
-    text="text ids 0..L-1 on rows and cols, image shifted past them: scheduled like the image",
 )

@@ -31,7 +31,6 @@ Z_IMAGE = FamilyAdapter(
     "side, 2048",
     theta=256.0,
     axes_dim=(32, 48, 48),
-    text="caption sequential on its own axis 0 (never scaled), 0 on rows/cols",
     preview_shift=("linear", 3.0),
 )
 

@@ -18,6 +18,5 @@ MAGE_FLOW = FamilyAdapter(
     "(ComfyUI template image_mage_flow_t2i_int8: 512-2048 px per side): 2048",
     theta=10000.0,
     axes_dim=(16, 56, 56),
-    text="text ids 0 (never moved)",
     preview_shift=("linear", 6.0),
 )

@@ -21,7 +21,6 @@ OMNIGEN2 = FamilyAdapter(
     "ComfyUI docs (omnigen2.mdx) recommended 1024x1024",
     theta=10000.0,
     axes_dim=(40, 40, 40),
-    text="caption (i, i, i) on every column: scheduled like the image (relative phases kept)",
     preview_shift=("linear", 2.6),
 )
 
@@ -39,6 +38,5 @@ BOOGU = FamilyAdapter(
     "in its notes); no model card found in the sources searched",
     theta=10000.0,
     axes_dim=(40, 40, 40),
-    text="caption (i, i, i) on every column: scheduled like the image (relative phases kept)",
     preview_shift=("linear", 3.16),
 )

@@ -27,5 +27,4 @@ OVIS_IMAGE = FamilyAdapter(
     "image_ovis_text_to_image 1024x1024",
     theta=10000.0,
     axes_dim=(16, 56, 56),
-    text="text ids 0..L-1 on rows and cols: scheduled like the image (relative phases kept)",
 )

@@ -27,7 +27,6 @@ QWEN_IMAGE = FamilyAdapter(
     "image at about 1 MP (TextEncodeQwenImageEdit: 1024x1024 total pixels), within it",
     theta=10000.0,
     axes_dim=(16, 56, 56),
-    text="text (s+i, s+i, s+i) on the diagonal: scheduled like the image (relative phases kept)",
     preview_shift=("linear", 3.1),
     paper_quirks=OFFICIAL_SEGA_QUIRKS,
 )

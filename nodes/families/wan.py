@@ -35,7 +35,6 @@ _COMMON = dict(
     token_embedding=TokenEmbedding("diffusion_model.patch_embedding", "conv"),
     theta=10000.0,
     axes_dim=(44, 42, 42),
-    text="no text in self-attention; time on column 0 (never scaled)",
     preview_shift=("linear", 8.0),
 )
 

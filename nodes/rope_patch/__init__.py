@@ -4,7 +4,7 @@
 (docs/ARCHITECTURE.md draws it): the keyed wrappers (wrappers.py) open the run, step and call scopes (scopes.py); the
 call's schedule is built from the clone's config (config.py), the family and the latent (axis_plan.py, schedule.py,
 SEGA's spectrum: spectrum.py, token_maps.py); the replacement embedder (embedder.py, cosmos_embedder.py) turns it
-into the table (tables.py; the window fast path and its verdicts: ids_check.py), on the spatial columns only
+into the table (tables.py, every token's cos/sin in float64), on the spatial columns only
 (spatial_only.py). ControlNets follow the same schedule (controlnet.py); errors.py names what can stop a run.
 
 Importing this package imports nothing: each module imports what it needs, always downwards (tests/test_layout.py).

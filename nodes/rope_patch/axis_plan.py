@@ -1,6 +1,7 @@
 """Per spatial axis, what one model call does: the scale its positions use, SEGA-alone's NTK factor, the s of SEGA's
 m_ref and whose temperatures it takes. This is where the SEGA recipe (spectral/recipes.py) meets a family and a
-latent grid; the frequencies and temperatures themselves are built in schedule.py.
+latent grid; ``axis_rules`` turns the plan into each axis's frequencies and temperatures, the one rule both the
+engine (schedule.py, per model call) and the Schedule Preview (schedule_preview/curves.py, per step) run.
 
 * With a DyPE node, positions are DyPE's: each axis its own scale (tokens / trained tokens), plain RoPE at or
   below 1. SEGA then only supplies temperatures, on the axes DyPE rescales.
@@ -14,8 +15,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...rope import official_ntk_factor, official_qwen_ntk_factors
-from ...spectral import NO_QUIRKS, recipe_rules
+import torch
+
+from ...rope import (
+    axis_frequencies,
+    ntk_frequencies,
+    official_ntk_factor,
+    official_qwen_ntk_factors,
+    plain_frequencies,
+    yarn_temperature,
+)
+from ...spectral import NO_QUIRKS, axis_temperatures, recipe_rules, reference_temperature
 from ..families import FamilyAdapter
 from .config import PatchConfig
 
@@ -62,3 +72,43 @@ def plan_call(config: PatchConfig, adapter: FamilyAdapter, grid: tuple[int, int]
             zip(adapter.spatial_axes, scales, base_grid, factors, m_ref_scales, strict=True))
     )
     return plans if any(plan.rescaled for plan in plans) else None
+
+
+#: The reference codes switch SEGA off where m_ref does not exceed 1 (their ``base_mscale > 1 + 1e-8``).
+REFERENCE_MIN_M_REF = 1.0 + 1e-8
+
+
+def axis_rules(config: PatchConfig, plans: tuple[AxisPlan, ...], axes_dim, theta: float, t: torch.Tensor,
+               spectrum=None, device: torch.device | None = None) -> list[tuple[torch.Tensor, torch.Tensor | None]]:
+    """Per planned axis, its float64 frequencies (R, pairs) and the temperature it uses ((R, pairs), None: 1), R the
+    rows of ``t`` (flow times: a call's samples, or the preview's steps) or 1 where they do not depend on t.
+
+    Not rescaled: the plain frequencies, no temperature. Rescaled: SEGA-alone's NTK factor or the position schedule at
+    t; the temperature SEGA's (from ``spectrum``, one row per t; gated off where m_ref <= 1 except for "refined"),
+    else YaRN's scalar for method yarn. An axis takes the temperatures of its ``temperature_axis``.
+    """
+    sega = config.sega
+    positions = config.effective_positions
+    freqs_per_axis, temperatures = [], []
+    for plan, band_key in zip(plans, ("h", "w"), strict=True):
+        dim = axes_dim[plan.column]
+        temperature = None
+        if not plan.rescaled:
+            freqs = plain_frequencies(dim, theta, device)[None]
+        elif plan.ntk_factor is not None:
+            freqs = ntk_frequencies(dim, theta, plan.ntk_factor, device)[None]
+        else:
+            freqs = axis_frequencies(positions, dim, theta, plan.scale, plan.base_tokens, t)
+        if plan.rescaled and sega is not None:
+            m_ref = reference_temperature(plan.m_ref_scale, sega.kappa, sega.m_ref)
+            if sega.recipe == "refined" or m_ref > REFERENCE_MIN_M_REF:
+                temperature = axis_temperatures(freqs, getattr(spectrum, f"band_{band_key}"),
+                                                getattr(spectrum, f"axis_{band_key}"), spectrum.spread,
+                                                plan.m_ref_scale, sega, spectrum.valid)
+        elif plan.rescaled and positions.method == "yarn":
+            temperature = torch.full((1, dim // 2), yarn_temperature(plan.scale), dtype=torch.float64,
+                                     device=device)
+        freqs_per_axis.append(freqs)
+        temperatures.append(temperature)
+    return [(freqs, temperatures[plan.temperature_axis] if plan.rescaled else None)
+            for plan, freqs in zip(plans, freqs_per_axis, strict=True)]

@@ -10,7 +10,7 @@ from ..families.base import COSMOS_ROPE
 from .config import CONFIG_KEY, WRAPPER_KEY, PatchConfig, read_config
 from .cosmos_embedder import CosmosRopeEmbedder, cosmos_rope_problem
 from .embedder import ExtrapolatingRopeEmbedder, describe_module, is_stock_rope_embedder
-from .ids_check import HISTORY_KEY, IdsHistory
+from .memory import follow_host_memory
 from .wrappers import apply_model_wrapper, calc_cond_batch_wrapper, outer_sample_wrapper
 
 logger = logging.getLogger(__name__)
@@ -84,6 +84,17 @@ def missing_embedder_error(base_model, adapter: FamilyAdapter) -> UnsupportedMod
     )
 
 
+def _log_replaced(before: PatchConfig, after: PatchConfig) -> None:
+    """A second node of the same kind on one model: its settings win (the last node applied), said in one line."""
+    for node, old, new, base in (
+        ("DyPE Patch Model", before.positions, after.positions, before.positions_base_px),
+        ("SEGA Attention", before.sega, after.sega, before.sega_base_px),
+    ):
+        if old is not None and new is not old:
+            logger.warning("%s is applied twice to this model: the later node's settings replace the earlier one's "
+                           "(the last wins). Replaced: %s, base_resolution %g.", node, old, base)
+
+
 def family_of(model) -> FamilyAdapter:
     """The family of a MODEL (ModelPatcher), or an error for anything else."""
     if not hasattr(model, "model") or not hasattr(model, "clone"):
@@ -96,14 +107,16 @@ def patch_model(model, update: Callable[[PatchConfig], PatchConfig]):
     import comfy.patcher_extension as ext
 
     adapter = family_of(model)
+    follow_host_memory()
     current = _original_embedder(model, adapter)
     clone = model.clone()
     if not isinstance(current, ExtrapolatingRopeEmbedder):
         replacement = CosmosRopeEmbedder if adapter.embedder_kind == COSMOS_ROPE else ExtrapolatingRopeEmbedder
         clone.add_object_patch(adapter.embedder_attr, replacement(current))
     options = clone.model_options.setdefault("transformer_options", {})
-    options[CONFIG_KEY] = update(read_config(options) or PatchConfig())
-    options.setdefault(HISTORY_KEY, IdsHistory())  # a second node of ours keeps the first one's (ids_check.py)
+    current_config = read_config(options) or PatchConfig()
+    options[CONFIG_KEY] = update(current_config)
+    _log_replaced(current_config, options[CONFIG_KEY])
     for wrapper_type, wrapper in (
         (ext.WrappersMP.OUTER_SAMPLE, outer_sample_wrapper),
         (ext.WrappersMP.CALC_COND_BATCH, calc_cond_batch_wrapper),

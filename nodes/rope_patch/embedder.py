@@ -1,22 +1,18 @@
 """The replacement RoPE embedder: an ``nn.Module`` (ComfyUI's object patches must be modules) that holds only the
 original embedder. Everything that changes per clone, step or call reaches it through ``scopes.CALL``.
 
-Per call it picks how its table is built (tables.py): the stock formula, or the window gather once the run's
-verdict for the call's ids signature allows it (ids_check.py: the first call of each signature in a run checks,
-later calls gather; non-integer ids, ids that move and tables that carry a gradient always get the stock formula).
+Every call builds its table with the pack's float64 formula (tables.py): each token's own cos/sin, exact for any
+ids (non-integer, moved between calls, half precision) and differentiable.
 """
 
 from __future__ import annotations
 
 import torch
 
-from ...rope import window_radius
+from .config import LABEL_TABLE
 from .errors import concurrent_sampling_error
-from .scopes import CALL, CallScope
-from .tables import embed_ids, embed_ids_checked
-
-#: The window path pays off while the window (2r + 1 positions) is well below the token count.
-MIN_TOKENS_PER_WINDOW_POSITION = 4
+from .scopes import CALL
+from .tables import embed_ids
 
 
 class ExtrapolatingRopeEmbedder(torch.nn.Module):
@@ -42,25 +38,10 @@ class ExtrapolatingRopeEmbedder(torch.nn.Module):
             return self.original(ids)  # an embedder of another model called inside this one's call
         if ids.shape[0] == 1 and scope.batch > 1:  # one ids row for the call's samples (Lumina's caption on newer
             ids = ids.expand(scope.batch, *ids.shape[1:])  # hosts): one table row per sample, as for a batch of ids
-        radius = _window(ids, scope)
-        if radius is None:
+        if torch.compiler.is_compiling():  # dynamo would drop the label anyway, with a warning per compile
             return embed_ids(ids, self.axes_dim, float(self.theta), scope.axes, scope.pe_unsqueeze_dim, scope.device)
-        key = (len(scope.window_flags), tuple(ids.shape[1:]), ids.dtype)  # this table's place in the call
-        gather = scope.verdicts.get(key) is True
-        table, flag = embed_ids_checked(ids, self.axes_dim, float(self.theta), scope.axes, radius, gather,
-                                        scope.pe_unsqueeze_dim, scope.device)
-        scope.window_flags.append((key, flag))
-        return table
-
-
-def _window(ids: torch.Tensor, scope: CallScope) -> int | None:
-    """The window radius to check (and, once checked, gather from), or None where it cannot pay off."""
-    if scope.verdicts is None or scope.grid is None or ids.dim() != 3:
-        return None
-    radius = window_radius(ids.shape[-2], scope.grid)
-    if MIN_TOKENS_PER_WINDOW_POSITION * (2 * radius + 1) > ids.shape[-2]:
-        return None
-    return radius
+        with torch.profiler.record_function(LABEL_TABLE):
+            return embed_ids(ids, self.axes_dim, float(self.theta), scope.axes, scope.pe_unsqueeze_dim, scope.device)
 
 
 def describe_module(module: object) -> str:

@@ -27,10 +27,6 @@ class ModelUnloadedError(RuntimeError):
     """The shared base model was unloaded (its object patches removed) while this clone was sampling."""
 
 
-class WindowMissError(RuntimeError):
-    """A gathered RoPE table used ids that had moved since their signature was checked: the result is not exact."""
-
-
 def concurrent_sampling_error(model_name: str, attr: str, what: str) -> ConcurrentSamplingError:
     return ConcurrentSamplingError(
         f"DyPE/SEGA: while this sampler was running, {attr} of the shared {model_name} model was switched to "
@@ -75,41 +71,3 @@ def loaded_patchers_of(base_model: object) -> list:
         if patcher is not None and getattr(patcher, "model", None) is base_model:
             holders.append(patcher)
     return holders
-
-
-def window_miss_error(model_name: str, calls: int, suspects: str) -> WindowMissError:
-    """``calls`` gathered model calls used ids that had moved since their ids signature was checked."""
-    return WindowMissError(
-        f"DyPE/SEGA stopped this run because its result would not be exact. The RoPE positions (ids) of {model_name} "
-        "changed between model calls that ComfyUI made with the same inputs: when first checked they were integers "
-        "inside the window the fast path gathers its rotary tables from, later they were not, so "
-        f"{'one model call gathered its table' if calls == 1 else f'{calls} model calls gathered their tables'} "
-        "from the wrong positions. "
-        "Likely cause: a node applied to this model (before or after DyPE/SEGA in the graph) that moves positions "
-        "differently from one model call to the next, such as a diffusion-model wrapper or patch that shifts or "
-        f"rescales RoPE positions; no ComfyUI node does this. {suspects} To get the exact result, queue the prompt "
-        "again: this patched model now builds every table with the stock formula (each token's own cos/sin: exact, "
-        "slower above the trained size) until its DyPE/SEGA node runs again."
-    )
-
-
-def describe_suspects(transformer_options: dict, own_key: str) -> str:
-    """What on a model can move its RoPE ids between calls: wrappers and patches of others, ``rope_options``."""
-    found = []
-    wrappers = transformer_options.get("wrappers") or {}
-    for kind in ("diffusion_model", "apply_model"):
-        keys = [key for key in (wrappers.get(kind) or {}) if key != own_key]
-        if keys:
-            found.append(f"{kind} wrappers {', '.join(map(repr, keys))}")
-    patches = transformer_options.get("patches") or {}
-    if patches:
-        found.append(f"model patches {', '.join(sorted(map(str, patches)))}")
-    replaced = transformer_options.get("patches_replace") or {}
-    if replaced:
-        found.append(f"replaced blocks {', '.join(sorted(map(str, replaced)))}")
-    if transformer_options.get("rope_options") is not None:
-        found.append(f"rope_options {transformer_options['rope_options']!r}")
-    if not found:
-        return ("This model carries no other wrapper, patch or rope_options, so the change comes from the model "
-                "code itself or from a node that edits the model directly.")
-    return f"On this model besides DyPE/SEGA: {'; '.join(found)}."

@@ -6,17 +6,12 @@ from __future__ import annotations
 
 import torch
 
-from ...rope import axis_frequencies, ntk_frequencies, plain_frequencies, yarn_attention_scale
-from ...spectral import axis_temperatures, reference_temperature
 from ..families import FamilyAdapter
-from .axis_plan import AxisPlan, plan_call
-from .config import PatchConfig
+from .axis_plan import AxisPlan, axis_rules, plan_call
+from .config import LABEL_SCHEDULE, PatchConfig
 from .devices import math_device
 from .scopes import AxisSchedule, CallScope, StepScope, current_run
 from .spectrum import call_spectrum, on_device
-
-#: The reference codes switch SEGA off where m_ref does not exceed 1 (their ``base_mscale > 1 + 1e-8``).
-_REFERENCE_MIN_M_REF = 1.0 + 1e-8
 
 
 def build_call_scope(
@@ -26,7 +21,6 @@ def build_call_scope(
     x: torch.Tensor,
     sigma: torch.Tensor,
     step: StepScope | None = None,
-    verdicts: dict | None = None,
     base_model=None,
 ) -> CallScope | None:
     """The schedule for one model call, or None when nothing is above the trained grid (exact stock behaviour).
@@ -41,9 +35,16 @@ def build_call_scope(
     plans = plan_call(config, adapter, grid)
     if plans is None:
         return None
+    with torch.profiler.record_function(LABEL_SCHEDULE):
+        return _call_scope(config, adapter, embedder, x, sigma, step, base_model, grid, plans)
+
+
+def _call_scope(config: PatchConfig, adapter: FamilyAdapter, embedder: torch.nn.Module, x: torch.Tensor,
+                sigma: torch.Tensor, step: StepScope | None, base_model, grid: tuple[int, int],
+                plans: tuple[AxisPlan, ...]) -> CallScope:
     device = math_device(x.device)
     scope = dict(embedder=embedder, pe_unsqueeze_dim=adapter.pe_unsqueeze_dim, device=device, grid=grid,
-                 batch=x.shape[0], verdicts=verdicts)
+                 batch=x.shape[0])
     samples = None if step is None else step.x_in.shape[0]
     if samples is None or step.x_in.shape[1:] != x.shape[1:] or x.shape[0] % samples or sigma.numel() != x.shape[0]:
         axes = _axis_schedules(config, adapter, embedder, x, sigma, plans, step, base_model)
@@ -61,7 +62,6 @@ def _axis_schedules(config: PatchConfig, adapter: FamilyAdapter, embedder: torch
                     sigma: torch.Tensor, plans: tuple[AxisPlan, ...], step: StepScope | None,
                     base_model=None) -> tuple[AxisSchedule, ...]:
     """Frequencies (and SEGA's or YaRN's temperatures) of each spatial axis for the rows of ``x``."""
-    positions = config.effective_positions
     theta = float(embedder.theta)
     device = math_device(x.device)
     t = sigma.detach().to(device=device, dtype=torch.float64).reshape(-1)  # flow time = sigma, clamped in rope/
@@ -76,36 +76,6 @@ def _axis_schedules(config: PatchConfig, adapter: FamilyAdapter, embedder: torch
         if device != x.device:
             spectrum = on_device(spectrum, device)
 
-    freqs_per_axis, temperatures = [], []
-    for plan, band_key in zip(plans, ("h", "w"), strict=True):
-        dim = embedder.axes_dim[plan.column]
-        if not plan.rescaled:
-            freqs_per_axis.append(plain_frequencies(dim, theta, device)[None])
-            temperatures.append(None)
-            continue
-        if plan.ntk_factor is not None:
-            freqs = ntk_frequencies(dim, theta, plan.ntk_factor, device)[None]
-        else:
-            freqs = axis_frequencies(positions, dim, theta, plan.scale, plan.base_tokens, t)
-        temperature = None
-        if sega is not None:
-            m_ref = reference_temperature(plan.m_ref_scale, sega.kappa, sega.m_ref)
-            if sega.recipe == "refined" or m_ref > _REFERENCE_MIN_M_REF:
-                temperature = axis_temperatures(
-                    freqs,
-                    getattr(spectrum, f"band_{band_key}"),
-                    getattr(spectrum, f"axis_{band_key}"),
-                    spectrum.spread,
-                    plan.m_ref_scale,
-                    sega,
-                    spectrum.valid,
-                )
-        elif positions.method == "yarn":
-            temperature = torch.full((1, dim // 2), yarn_attention_scale(plan.scale), dtype=torch.float64,
-                                     device=device)
-        freqs_per_axis.append(freqs)
-        temperatures.append(temperature)
-    return tuple(
-        AxisSchedule(plan.column, freqs, temperatures[plan.temperature_axis] if plan.rescaled else None)
-        for plan, freqs in zip(plans, freqs_per_axis, strict=True)
-    )
+    rules = axis_rules(config, plans, embedder.axes_dim, theta, t, spectrum, device)
+    return tuple(AxisSchedule(plan.column, freqs, temperature)
+                 for plan, (freqs, temperature) in zip(plans, rules, strict=True))

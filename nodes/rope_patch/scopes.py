@@ -4,8 +4,7 @@ Nothing here is stored on the model, the embedder or module globals. Each wrappe
 ``ContextVar`` for exactly the duration of the call it wraps (ComfyUI runs a prompt on one worker thread, and
 ``ContextVar`` values are per thread), so two clones sampled alternately can never see each other's state.
 
-* OUTER_SAMPLE  → ``RunScope``:  one warning per sampling run; the SEGA fallback flags and the window checks
-  (ids_check.py), whatever of them is still on the device read once at the end.
+* OUTER_SAMPLE  → ``RunScope``:  one warning per sampling run; the SEGA fallback flags, read once at the end.
 * CALC_COND_BATCH → ``StepScope``: the step's full latent ``x_in``; its spectrum is computed at most once per step,
   however many model calls ComfyUI makes in that step (split conds).
 * APPLY_MODEL → ``CallScope``: the live sigma, the token grid, the per-axis frequencies and temperatures that the
@@ -34,8 +33,6 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .ids_check import WindowChecks
-
 logger = logging.getLogger(__name__)
 
 
@@ -47,7 +44,6 @@ class RunScope:
     # the shared base model still holds it, which is how a swap by another thread shows up.
     expected_embedder: torch.nn.Module | None = None
     patcher: object | None = None  # the sampled clone (ModelPatcher), to tell an unload from another thread's clone
-    window: WindowChecks = field(default_factory=WindowChecks)  # the embedder's window verdicts and miss flags
 
     def warn_once(self, message: str) -> None:
         if message not in self.warned:
@@ -88,10 +84,6 @@ class CallScope:
     device: torch.device | None = None  # where tables are computed (devices.math_device of the latent's device)
     grid: tuple[int, int] | None = None  # token rows and cols of the generated latent
     batch: int = 1  # rows of the call's latent: tables have at least these rows (axes may have fewer: build_call_scope)
-    # The run's verdicts for this call's ids signature (None: outside a run, always the stock formula), and the
-    # (key, miss flag) the embedder leaves per table it builds, which apply_model_wrapper files after the call.
-    verdicts: dict | None = None
-    window_flags: list = field(default_factory=list, compare=False)
 
 
 class ThreadSlot:

@@ -7,26 +7,28 @@ from dataclasses import fields, replace
 
 import torch
 
-from ... import spectral  # its functions are looked up per call: the bench and tests count them on the package
+from ...spectral import latent_spectrum, recipe_rules, token_map_spectrum
 from ..families import FamilyAdapter
+from .config import LABEL_SPECTRUM
 from .scopes import StepScope
 from .token_maps import embedded_token_map, packed_token_map
 
 
 def compute_spectrum(latent: torch.Tensor, sigma: torch.Tensor, adapter: FamilyAdapter, settings, base_model):
     """The spectrum ``settings.recipe`` asks for (spectral/recipes.py) of ``latent``."""
-    rules = spectral.recipe_rules(settings.recipe)
-    if rules.spectrum == "latent":
-        return spectral.latent_spectrum(latent, adapter.patch_size, settings)
+    rules = recipe_rules(settings.recipe)
     if rules.spectrum == "embedding" and base_model is None:
         raise ValueError("SEGA recipe 'paper' takes its spectrum through the model's patch embedding: pass the "
                          "model (build_call_scope(base_model=...)) or sample inside a sampler step.")
-    with torch.no_grad():  # both reference codes compute their spectra without a gradient
-        if rules.spectrum == "embedding":
-            token_map = embedded_token_map(base_model, adapter, latent, sigma)
-        else:
-            token_map = packed_token_map(base_model, adapter, latent, sigma)
-        return spectral.token_map_spectrum(token_map, settings, per_sample=rules.per_sample)
+    with torch.profiler.record_function(LABEL_SPECTRUM):
+        if rules.spectrum == "latent":
+            return latent_spectrum(latent, adapter.patch_size, settings)
+        with torch.no_grad():  # both reference codes compute their spectra without a gradient
+            if rules.spectrum == "embedding":
+                token_map = embedded_token_map(base_model, adapter, latent, sigma)
+            else:
+                token_map = packed_token_map(base_model, adapter, latent, sigma)
+            return token_map_spectrum(token_map, settings, per_sample=rules.per_sample)
 
 
 def call_spectrum(x: torch.Tensor, sigma: torch.Tensor, adapter: FamilyAdapter, settings, step: StepScope | None,

@@ -2,16 +2,10 @@
 exactly the call it wraps:
 
 * OUTER_SAMPLE (``outer_sample_wrapper``): the run scope; ControlNets follow the schedule for the run
-  (controlnet.py); at the end, the run's device flags are read in one transfer (``_report_run``).
+  (controlnet.py); at the end, SEGA's fallback flags are read in one transfer (``_report_run``).
 * CALC_COND_BATCH (``calc_cond_batch_wrapper``): the step scope, holding the step's full latent.
 * APPLY_MODEL (``apply_model_wrapper``): the call scope, the schedule of this model call (schedule.py) that the
   replacement embedder reads.
-
-Exact fast tables (the embedder's window path, tables.py) are decided per run and *ids signature* by the run's
-``WindowChecks`` (ids_check.py): the first model call of a signature builds its table with the stock formula and
-leaves a device flag saying whether every id was an integer inside the window; the host reads that flag without
-waiting (CPU: free; CUDA: a non-blocking copy read once its event has completed) and only later calls of the same
-signature gather. Those calls still flag a miss; a miss never ends as a normal result (ids_check.py says how).
 """
 
 from __future__ import annotations
@@ -24,8 +18,7 @@ from ..families import detect_family
 from .config import read_config
 from .controlnet import scheduled_controlnets
 from .embedder import ExtrapolatingRopeEmbedder
-from .errors import WindowMissError, embedder_swapped_error
-from .ids_check import HISTORY_KEY, WindowChecks, ids_signature
+from .errors import embedder_swapped_error
 from .schedule import build_call_scope
 from .scopes import CALL, RUN, STEP, STEP_KEY, RunScope, StepScope, current_run, current_step, warn
 
@@ -43,50 +36,25 @@ def outer_sample_wrapper(executor, *args, **kwargs):
         adapter = detect_family(patcher.model)
         run.expected_embedder = patcher.object_patches.get(adapter.embedder_attr)
         run.patcher = patcher
-        options = guider.model_options.get("transformer_options", {})
-        run.window = WindowChecks(history=options.get(HISTORY_KEY), model_name=type(patcher.model).__name__,
-                                  options=options)
     token = RUN.set(run)
-    failure = None
     try:
         with scheduled_controlnets(getattr(guider, "conds", None), config, adapter, run):
             return executor(*args, **kwargs)
-    except BaseException as error:
-        failure = error
-        raise
     finally:
         RUN.reset(token)
-        _report_run(run, failure)
+        _report_run(run)
 
 
-def _report_run(run: RunScope, failure: BaseException | None = None) -> None:
-    """Read the run's device flags in one host transfer: the only blocking host read of a run. A gathered table
-    that missed stops a finished run (its result is not exact); a run already failing keeps its own error."""
-    misses = [flag.device_flag for flag in run.window.pending]
-    groups = (run.fallback_flags, misses)
-    if not any(groups):
+def _report_run(run: RunScope) -> None:
+    """Read SEGA's fallback flags in one host transfer: the only blocking host read of a run."""
+    if not run.fallback_flags:
         return
-    device = next(flags[0].device for flags in groups if flags)
-
-    def count(flags: list[torch.Tensor]) -> torch.Tensor:
-        if not flags:
-            return torch.zeros((), dtype=torch.int64, device=device)
-        return torch.stack([flag.any().to(device) for flag in flags]).sum()
-
-    sega_fell_back, window_misses = torch.stack([count(flags) for flags in groups]).tolist()
-    if sega_fell_back:
+    device = run.fallback_flags[0].device
+    if torch.stack([flag.any().to(device) for flag in run.fallback_flags]).any().item():
         logger.warning(
             "SEGA: the latent was constant or non-finite at some steps; those steps used the reference "
             "temperature m_ref for every pair (the model never saw NaN)."
         )
-    if window_misses and failure is None:
-        run.window.fail(window_misses)  # raises WindowMissError instead of returning an inexact result
-    if window_misses:
-        if run.window.history is not None:
-            run.window.history.moved = True
-        if not isinstance(failure, WindowMissError):
-            logger.error("DyPE/SEGA: %d model call(s) of this failed run gathered RoPE tables from moved ids; this "
-                         "model now builds every table with the stock formula.", window_misses)
 
 
 def calc_cond_batch_wrapper(executor, model, conds, x_in, timestep, model_options):
@@ -118,12 +86,7 @@ def apply_model_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control
             raise embedder_swapped_error(base_model, adapter.embedder_attr, embedder, run.expected_embedder,
                                          run.patcher)
         if isinstance(embedder, ExtrapolatingRopeEmbedder):
-            verdicts = None
-            if run is not None:
-                run.window.poll()  # a gathered table of an earlier call that missed stops the run here
-                signature = ids_signature(x, c_concat, c_crossattn, transformer_options or {}, kwargs)
-                verdicts = run.window.verdicts(signature)
-            scope = build_call_scope(config, adapter, embedder, x, t, step, verdicts, base_model)
+            scope = build_call_scope(config, adapter, embedder, x, t, step, base_model)
         else:
             warn(
                 f"DyPE/SEGA: {adapter.embedder_attr} of {type(base_model).__name__} is "
@@ -133,8 +96,4 @@ def apply_model_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control
                 current_run(step),
             )
     with CALL.holding(scope):
-        out = executor(x, t, c_concat, c_crossattn, control, transformer_options, **kwargs)
-    run = current_run(current_step(transformer_options))
-    if scope is not None and scope.verdicts is not None and run is not None:
-        run.window.file(scope.window_flags, scope.verdicts)
-    return out
+        return executor(x, t, c_concat, c_crossattn, control, transformer_options, **kwargs)

@@ -1,6 +1,7 @@
 """What the knobs do, as numbers: per spatial axis, original/used frequency of every RoPE pair across the sampling
 steps (the DyPE paper's frequency figure) and the attention temperature per pair (YaRN's scalar or SEGA's band scales
-on a synthetic latent), following the same per-axis plan as the patched model. Pure torch, no ComfyUI."""
+on a synthetic latent), from the same plan and rule as the patched model (rope_patch/axis_plan.py: ``plan_call`` and
+``axis_rules``). Pure torch, no ComfyUI."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from dataclasses import replace
 
 import torch
 
-from ...rope import axis_frequencies, ntk_frequencies, plain_frequencies, yarn_attention_scale
-from ...spectral import axis_temperatures, latent_spectrum, recipe_rules, reference_temperature, token_map_spectrum
+from ...rope import plain_frequencies
+from ...spectral import latent_spectrum, recipe_rules, token_map_spectrum
 from ..families import find_adapter
-from ..rope_patch.axis_plan import plan_call
+from ..rope_patch.axis_plan import axis_rules, plan_call
 from ..rope_patch.config import PatchConfig
 from .request import PreviewRequest
 
@@ -85,8 +86,8 @@ def _config(request: PreviewRequest) -> PatchConfig:
 
 
 def schedule_curves(request: PreviewRequest) -> dict:
-    """Per axis: ratio original/used frequency (steps, pairs) and temperature (steps, pairs), with the same per-axis
-    plan the patched model follows (rope_patch/axis_plan.py: positions, SEGA recipe's scale and m_ref)."""
+    """Per axis: ratio original/used frequency (steps, pairs) and temperature (steps, pairs), with the plan and the
+    rule the patched model runs (rope_patch/axis_plan.py: ``plan_call``, ``axis_rules``)."""
     adapter = find_adapter(request.family)
     axis_dim, theta = adapter.spatial_axis_dim(), adapter.theta
     grid = (max(1, round(request.height / adapter.px_per_token)), max(1, round(request.width / adapter.px_per_token)))
@@ -94,7 +95,6 @@ def schedule_curves(request: PreviewRequest) -> dict:
     base_grid = adapter.base_grid(request.base_px, grid)
     sigmas = flow_sigmas(request.steps, request.family, request.shift)[:-1]
     original = plain_frequencies(axis_dim, theta)
-    settings = request.sega_settings
     plans = plan_call(config, adapter, grid)
     if plans is not None:  # the trained size the plan uses (SEGA "paper" on Qwen-Image: the official code's 1024)
         base_grid = tuple(plan.base_tokens for plan in plans)
@@ -103,37 +103,13 @@ def schedule_curves(request: PreviewRequest) -> dict:
         # Profiles only depend on the grid, so a coarser synthetic grid with the same token aspect keeps this fast
         # (at most 256 latent pixels per side, whatever the patch: Chroma Radiance's tokens are 16 pixels wide).
         preview_grid = tuple(min(n, max(8, 256 // adapter.patch_size)) for n in grid)
-        spectrum = _chunked_spectrum(sigmas, preview_grid, adapter.patch_size, settings)
-    freqs_per_axis, temperatures, scales = [], [], []
-    for index, key in enumerate(("h", "w")):
-        plan = None if plans is None else plans[index]
-        scale = grid[index] / base_grid[index] if plan is None else plan.scale
-        temperature = None
-        if plan is None or not plan.rescaled:
-            freqs = original.expand(len(sigmas), -1)
-        elif plan.ntk_factor is not None:
-            freqs = ntk_frequencies(axis_dim, theta, plan.ntk_factor).expand(len(sigmas), -1)
-        else:
-            freqs = axis_frequencies(config.effective_positions, axis_dim, theta, plan.scale, plan.base_tokens,
-                                     sigmas)
-        if plan is not None and plan.rescaled:
-            if spectrum is not None:
-                m_ref = reference_temperature(plan.m_ref_scale, settings.kappa, settings.m_ref)
-                if settings.recipe == "refined" or m_ref > 1.0 + 1e-8:
-                    temperature = axis_temperatures(freqs, getattr(spectrum, f"band_{key}"),
-                                                    getattr(spectrum, f"axis_{key}"), spectrum.spread,
-                                                    plan.m_ref_scale, settings, spectrum.valid)
-            elif not request.sega and request.schedule.method == "yarn":
-                temperature = torch.full_like(freqs, yarn_attention_scale(plan.scale))
-        freqs_per_axis.append(freqs)
-        temperatures.append(temperature)
-        scales.append(scale)
+        spectrum = _chunked_spectrum(sigmas, preview_grid, adapter.patch_size, request.sega_settings)
+    rules = None if plans is None else axis_rules(config, plans, adapter.axes_dim, theta, sigmas, spectrum)
     axes = {}
     for index, (name, n) in enumerate((("rows", grid[0]), ("columns", grid[1]))):
-        source = index if plans is None else plans[index].temperature_axis
-        rescaled = plans is not None and plans[index].rescaled
-        temperature = temperatures[source] if rescaled else None
-        freqs = freqs_per_axis[index]
-        axes[name] = {"tokens": n, "scale": scales[index], "ratio": original / freqs,
+        freqs, temperature = (original[None], None) if rules is None else rules[index]
+        freqs = freqs.expand(len(sigmas), -1)
+        scale = grid[index] / base_grid[index] if plans is None else plans[index].scale
+        axes[name] = {"tokens": n, "scale": scale, "ratio": original / freqs,
                       "temperature": torch.ones_like(freqs) if temperature is None else temperature.expand_as(freqs)}
     return {"sigmas": sigmas, "axes": axes, "grid": grid, "base_tokens": max(base_grid), "base_grid": base_grid}

@@ -3,10 +3,10 @@ them in the order of docs/fault-matrix.md's table: theme by theme as ``THEMES`` 
 order its module defines them."""
 
 from . import (
+    rows_autograd_and_ids,
     rows_controlnets,
     rows_degenerate,
     rows_executor,
-    rows_fast_path,
     rows_lifecycle,
     rows_models,
     rows_other_nodes,
@@ -14,8 +14,8 @@ from . import (
 )
 from .lab import REGISTERED, Lab, Row
 
-THEMES = (rows_models, rows_sizes, rows_other_nodes, rows_degenerate, rows_lifecycle, rows_fast_path, rows_controlnets,
-          rows_executor)
+THEMES = (rows_models, rows_sizes, rows_other_nodes, rows_degenerate, rows_lifecycle, rows_autograd_and_ids,
+          rows_controlnets, rows_executor)
 _ORDER = [theme.__name__ for theme in THEMES]
 ROWS: list[Row] = sorted(REGISTERED, key=lambda r: _ORDER.index(r.check.__module__))
 

@@ -81,7 +81,7 @@ def row_stock_embedder_with_other_theta(lab: Lab) -> None:
         want = [rope.rotation_table(ids[..., 0], rope.plain_frequencies(16, 20000.0)[None])]
         for column in (1, 2):
             freqs = rope.axis_frequencies(rope.PositionSchedule(), 56, 20000.0, 2.0, 4.0, call.sigma.double())
-            m = torch.full((1, 28), rope.yarn_attention_scale(2.0), dtype=torch.float64)
+            m = torch.full((1, 28), rope.yarn_temperature(2.0), dtype=torch.float64)
             want.append(rope.rotation_table(ids[..., column], freqs, m))
         batch = max(w.shape[0] for w in want)
         assert torch.equal(pe, torch.cat([w.expand(batch, *w.shape[1:]) for w in want], dim=-3).unsqueeze(1))

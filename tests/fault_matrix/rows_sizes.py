@@ -57,7 +57,7 @@ def row_sigma_zero(lab: Lab) -> None:
     assert zero
     rope = _pack("rope")
     ids, pe = zero[0].tables[0]
-    m = rope.yarn_attention_scale(2.0)
+    m = rope.yarn_temperature(2.0)
     stock = lab.embedder(ids)
     assert torch.allclose(pe[..., 8:, :, :], stock[..., 8:, :, :] * m, rtol=1e-6, atol=1e-6)
 
