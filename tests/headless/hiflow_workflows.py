@@ -19,7 +19,7 @@ NOTE_H = 900  # placeholder until the notes are measured (note_heights.py) when 
 # The node's defaults = the official code's (run_hiflow.py at da351a8), in widget order; seed first, then the
 # frontend's control_after_generate value.
 OFFICIAL = [0, "fixed", 30, 1.0, 1.0, "2, 4", "16, 10", "4.5, 6", "1.0, 0.25", "0.5, 0.5", "0.2, 0.2", "10, 10",
-            True, True, 1.0]
+            True, True, 1.0, "official HiFlow (FLUX.1-dev dynamic shift)"]
 DYPE_DEFAULTS = ["yarn", True, 2.0, 2.0, 0, "multiply", "auto"]
 SEGA_DEFAULTS = [0.08, 0.15, 1.5, 0.0, 1.0, 1.5, 1.0, 0, "rank", "power", "paper (official SEGA code)", "auto"]
 PROMPT = ("A robot standing in the rain reading a newspaper, rusty and worn down, in a dystopian cyberpunk street, "
