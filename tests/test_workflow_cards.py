@@ -36,8 +36,8 @@ def test_cards_tell_recipes_apart_and_sort_featured_first():
     names = sorted(p.stem for p in WORKFLOWS)
     assert names[:2] == [make_workflows.shipped(k)[:-5] for k in (make_workflows.FLUX_KREA_SEGA,
                                                                  make_workflows.FLUX_DEV_4096)]
-    for name in names:
-        assert name.find("upscale-free") <= 30, name
+    for name in names:  # a HiFlow cascade upscales between its stages: it is not "upscale-free"
+        assert 0 <= name.find("HiFlow" if "HiFlow" in name else "upscale-free") <= 30, name
     assert {cards.card_facts(runner.load_workflow(p))["recipe"] for p in WORKFLOWS} == set(cards.RECIPES)
 
 
@@ -91,7 +91,7 @@ def test_docs_list_every_workflow_and_readme_pictures_exist():
 
     root = runner.WORKFLOWS_DIR.parent
     table = (root / "docs" / "workflows.md").read_text(encoding="utf-8")
-    rows = re.findall(r"^\| (\d\d [^|]*upscale-free[^|]*?)(?: ¹)? \|", table, re.M)
+    rows = re.findall(r"^\| (\d\d [^|]*(?:upscale-free|HiFlow)[^|]*?)(?: ¹)? \|", table, re.M)
     assert sorted(rows) == sorted(p.stem for p in WORKFLOWS)
     readme = (root / "README.md").read_text(encoding="utf-8")
     pictures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", readme)

@@ -1,9 +1,6 @@
-"""The HiFlow Cascade example graphs (issue 27: workflows 26-28), built from graph.py's shapes and layout.
-
-Not in ``make_workflows.build_all`` yet: shipping them as workflows/26-28 needs their notes measured in both
-frontends (note_heights.py), their cards (cards.py reads KSampler / DyPE widgets) and test_workflows' per-file
-rules taught a cascade (no KSampler; the output is 4x the latent). Until then tests/test_hiflow_workflows.py checks
-each graph against the live registry, ComfyUI's own prompt validation, and runs it on tiny models.
+"""The HiFlow Cascade example graphs, shipped as workflows 26-28 (make_workflows.build_all), built from graph.py's
+shapes and layout. Their notes are measured in both frontends (note_heights.py) like every other note; their cards
+are cards.py's cascade branch; tests/test_workflows.py runs each on tiny models to 4x the base latent.
 """
 
 from __future__ import annotations
@@ -11,11 +8,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .graph import Graph, Layout
+from .graph import Graph, Layout, add_note
 from .runner import OUR_NODES, STATS_NODE, TINY_LOADERS
 
 HIFLOW = "DyPESEGA_HiFlowCascade"
-NOTE_H = 900  # placeholder until the notes are measured (note_heights.py) when they ship
 # The node's defaults = the official code's (run_hiflow.py at da351a8), in widget order; seed first, then the
 # frontend's control_after_generate value.
 OFFICIAL = [0, "fixed", 30, 1.0, 1.0, "2, 4", "16, 10", "4.5, 6", "1.0, 0.25", "0.5, 0.5", "0.2, 0.2", "10, 10",
@@ -104,7 +100,7 @@ def _flux(name: str, *, image: bool = False, stages: str = "official") -> dict[s
     g.link(vae, 0, decode, "vae")
     save = at.sampler.fill("SaveImage", [f"dype/{name.removesuffix('.json').replace(' ', '_')}"])
     g.link(decode, 0, save, "images")
-    g.add("MarkdownNote", (0, 30), (400, NOTE_H), [NOTES[name]])
+    add_note(g, NOTES[name])
     return g.to_json(name)
 
 

@@ -209,15 +209,17 @@ def card_name(key: str, number: int) -> str:
     if size is None or (int(size[1]), int(size[2])) not in SIZE_WORDS:
         raise ValueError(f"{key}: name its size in SIZE_WORDS (what a user would search for)")
     words = SIZE_WORDS[int(size[1]), int(size[2])]
+    if "HiFlow" in key:  # a cascade bicubic-upscales between its stages: not "upscale-free"
+        return f"{number:02d} {key[:size.start()]}{words}{key[size.end():]}"
     return f"{number:02d} {key[:size.start()]}{words} upscale-free{key[size.end():]}"
 
 
 def _keys() -> list[str]:
     """All workflows in card order: the published SEGA recipe and plain DyPE on Flux.1-dev first, the other Flux.1
-    and Qwen-Image ones, every other image family A→Z, then video."""
+    and Qwen-Image ones, every other image family A→Z, then video, then the HiFlow cascades."""
     families = sorted((spec.file for spec in SPECS), key=str.lower)
     return [FLUX_KREA_SEGA, FLUX_DEV_4096, FLUX_DEV_UHD, FLUX_KREA_4096, QWEN_4096, *families,
-            *_video_workflows().NAMES]
+            *_video_workflows().NAMES, *_hiflow_workflows().NAMES]
 
 
 def shipped(key: str) -> str:
@@ -242,7 +244,7 @@ def build_all() -> dict[str, dict[str, Any]]:
             FLUX_DEV_UHD, "flux1-dev.safetensors", sega=False, width=3840, height=2160, guidance=3.5,
             prompt=PROMPT_WIDE, seed=2024, slug="flux1-dev_3840x2160"),
         **{spec.file: family_workflow(spec) for spec in SPECS},
-    } | _video_workflows().build_video()
+    } | _video_workflows().build_video() | _hiflow_workflows().build()
     return {shipped(key): built[key] for key in _keys()}
 
 
@@ -253,6 +255,15 @@ def _video_workflows():
     except ImportError:  # run as a script
         from headless import video_workflows
     return video_workflows
+
+
+def _hiflow_workflows():
+    """tests/headless/hiflow_workflows.py (the HiFlow cascade, workflows 26-28)."""
+    try:
+        from . import hiflow_workflows
+    except ImportError:  # run as a script
+        from headless import hiflow_workflows
+    return hiflow_workflows
 
 
 def render(workflow: dict[str, Any]) -> str:
