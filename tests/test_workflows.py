@@ -91,7 +91,7 @@ def test_workflow_parses_and_documents_itself(path: Path):
     assert wf["version"] == 0.4 and wf["nodes"] and wf["links"]
     notes = [n["widgets_values"][0] for n in wf["nodes"] if n["type"] == "MarkdownNote"]
     assert len(notes) == 1
-    ours = [n for n in wf["nodes"] if n["type"] in runner.OUR_NODES]
+    ours = [n for n in wf["nodes"] if n["type"] in (*runner.OUR_NODES, hiflow_workflows.HIFLOW)]
     assert ours and all(n["properties"]["cnr_id"] == "comfyui-dype-sega" for n in ours)
     assert all(n["properties"]["Node name for S&R"] == n["type"] for n in wf["nodes"] if n["type"] != "MarkdownNote")
     types = {n["type"] for n in wf["nodes"]}

@@ -78,11 +78,12 @@ def _flux(name: str, *, image: bool = False, stages: str = "official") -> dict[s
     g.link(pos, 0, guidance, "conditioning")
     neg = at.prompts.add("ConditioningZeroOut", 50, [])
     g.link(pos, 0, neg, "conditioning")
+    # the pack's column holds DyPE -> SEGA (27) or the image chain (28); the cascade goes where there is room
     if image:
-        load = at.prompts.add("LoadImage", 320, ["example.png"])
-        scale = at.prompts.add("ImageScale", 130, ["lanczos", 1024, 1024, "center"])
+        load = at.ours.add("LoadImage", 320, ["example.png"])
+        scale = at.ours.add("ImageScale", 130, ["lanczos", 1024, 1024, "center"])
         g.link(load, 0, scale, "image")
-        latent = at.prompts.add("VAEEncode", 50, [])
+        latent = at.ours.add("VAEEncode", 50, [])
         g.link(scale, 0, latent, "pixels")
         g.link(vae, 0, latent, "vae")
     else:
@@ -90,7 +91,7 @@ def _flux(name: str, *, image: bool = False, stages: str = "official") -> dict[s
     widgets = list(OFFICIAL)
     if image:
         widgets[4] = 0.6
-    cascade = at.ours.add(HIFLOW, 470, widgets)
+    cascade = (at.sampler if image or stage_model is not None else at.ours).add(HIFLOW, 470, widgets)
     for src, slot in ((unet, "model"), (guidance, "positive"), (neg, "negative"), (vae, "vae"), (latent, "latent")):
         g.link(src, 0, cascade, slot)
     if stage_model is not None:
