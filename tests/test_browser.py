@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 
 import pytest
-from headless import browser, make_workflows, runner, video_workflows
+from headless import browser, hiflow_workflows, make_workflows, runner, video_workflows
 
 try:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -154,7 +154,9 @@ def test_template_cards_show_ours_sort_first_and_are_found(page):
     # The template search matches a custom node's templates on their names only, near the start.
     video = {make_workflows.shipped(n) for n in video_workflows.NAMES}
     assert sorted(_search(page, dialog, "4K")) == sorted(p.stem for p in WORKFLOWS if p.name not in video)
-    assert sorted(_search(page, dialog, "upscale-free")) == stems
+    cascades = sorted(make_workflows.shipped(n)[:-5] for n in hiflow_workflows.NAMES)  # not "upscale-free"
+    assert sorted(_search(page, dialog, "upscale-free")) == sorted(set(stems) - set(cascades))
+    assert sorted(_search(page, dialog, "HiFlow")) == cascades
     for model in ("Qwen-Image", "Chroma1", "FLUX.1-dev", "FLUX.1-Krea-dev", "Wan2.2", "HunyuanImage", "Z-Image"):
         found, want = _search(page, dialog, model), [p.stem for p in WORKFLOWS if model in p.stem]
         assert set(want) <= set(found), f"{model!r} finds {found}"

@@ -68,7 +68,8 @@ SHAPES: dict[str, Shape] = {
                                [("seed", "INT"), ("steps", "INT"), ("cfg", "FLOAT"), ("denoise", "FLOAT")]
                                + [(n, "STRING") for n in ("scales", "stage_steps", "stage_guidance", "alphas",
                                                           "betas", "filter_ratio", "ntk_factor")]
-                               + [("proportional_attention", "BOOLEAN"), ("swin", "BOOLEAN"), ("sharpen", "FLOAT")],
+                               + [("proportional_attention", "BOOLEAN"), ("swin", "BOOLEAN"), ("sharpen", "FLOAT"),
+                                  ("schedule", "COMBO")],
                                [("latent", "LATENT"), ("base", "LATENT")], PACK),
     "LoadImage": ([], [("image", "COMBO")], [("IMAGE", "IMAGE"), ("MASK", "MASK")], CORE),
     "ImageScale": ([("image", "IMAGE")], [("upscale_method", "COMBO"), ("width", "INT"), ("height", "INT"),
@@ -79,7 +80,7 @@ SHAPES: dict[str, Shape] = {
 OPTIONAL_INPUTS = {("DualCLIPLoader", "device"), ("CLIPLoader", "device"), ("DyPESEGA_SEGAAttention", "allocation"),
                    ("DyPESEGA_SEGAAttention", "m_ref"), ("DyPESEGA_SEGAAttention", "recipe"),
                    ("DyPESEGA_PatchModel", "variant"), ("DyPESEGA_SEGAAttention", "variant"),
-                   ("DyPESEGA_HiFlowCascade", "stage_model")}
+                   ("DyPESEGA_HiFlowCascade", "stage_model"), ("DyPESEGA_HiFlowCascade", "schedule")}
 HOLLOW_CIRCLE = 7
 # Download links the frontend offers for missing files (node properties.models): the ungated Comfy-Org repackaged
 # files ComfyUI's official templates link (comfyui-workflow-templates-json 0.1.123).

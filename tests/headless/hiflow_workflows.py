@@ -91,7 +91,7 @@ def _flux(name: str, *, image: bool = False, stages: str = "official") -> dict[s
     widgets = list(OFFICIAL)
     if image:
         widgets[4] = 0.6
-    cascade = (at.sampler if image or stage_model is not None else at.ours).add(HIFLOW, 470, widgets)
+    cascade = (at.sampler if image or stage_model is not None else at.ours).add(HIFLOW, 518, widgets)  # the frontend's height for its 15 widgets
     for src, slot in ((unet, "model"), (guidance, "positive"), (neg, "negative"), (vae, "vae"), (latent, "latent")):
         g.link(src, 0, cascade, slot)
     if stage_model is not None:
