@@ -156,7 +156,7 @@ def test_template_cards_show_ours_sort_first_and_are_found(page):
     assert sorted(_search(page, dialog, "4K")) == sorted(p.stem for p in WORKFLOWS if p.name not in video)
     cascades = sorted(make_workflows.shipped(n)[:-5] for n in hiflow_workflows.NAMES)  # not "upscale-free"
     assert sorted(_search(page, dialog, "upscale-free")) == sorted(set(stems) - set(cascades))
-    assert sorted(_search(page, dialog, "HiFlow")) == cascades
+    assert set(cascades) <= set(_search(page, dialog, "HiFlow"))  # the search is fuzzy: it finds Mage-Flow too
     for model in ("Qwen-Image", "Chroma1", "FLUX.1-dev", "FLUX.1-Krea-dev", "Wan2.2", "HunyuanImage", "Z-Image"):
         found, want = _search(page, dialog, model), [p.stem for p in WORKFLOWS if model in p.stem]
         assert set(want) <= set(found), f"{model!r} finds {found}"
