@@ -5,6 +5,8 @@ from __future__ import annotations
 from comfy_api.latest import io
 
 from .hiflow import HiFlowSettings, run_cascade
+from .hiflow.schedule import OFFICIAL as OFFICIAL_SCHEDULE
+from .hiflow.schedule import SCHEDULES
 from .hiflow.settings import OFFICIAL
 
 
@@ -24,7 +26,7 @@ class HiFlowCascade(io.ComfyNode):
             description=(
                 "HiFlow (NeurIPS 2025): samples at the latent's size first, then runs short stages at larger sizes "
                 "(default 2x and 4x) that follow the first pass's own x0 predictions step by step (low frequencies "
-                "and velocity changes). About 0.45x the cost of one pass at the final size. Defaults are the "
+                "and velocity changes). About 0.42x the FLOPs of one pass at the final size (bench). Defaults are the "
                 "official code's (FLUX.1-dev, 1024² -> 4096²). From a prompt: an empty latent at the trained size, "
                 "denoise 1. From an image: encode it at a low size and set denoise < 1. Connect a DyPE / SEGA-"
                 "patched model to 'stage_model' to use it in the stages instead of the official NTK + proportional "
@@ -72,6 +74,11 @@ class HiFlowCascade(io.ComfyNode):
                 io.Model.Input("stage_model", optional=True,
                                tooltip="Optional: the model for the stages (DyPE / SEGA / DyPE -> SEGA patched); its "
                                "positions and temperatures replace the official NTK + proportional attention."),
+                # appended last (optional) so graphs saved before it load unchanged
+                io.Combo.Input("schedule", options=list(SCHEDULES), default=OFFICIAL_SCHEDULE, optional=True,
+                               tooltip="Base sigmas: the official code's (FLUX.1-dev's dynamic shift at the base "
+                               "size; the model's own shift for other families), the MODEL's own shift, or a static "
+                               "shift 3 (what the official run_hiflow.py meant to switch to). docs/hiflow.md."),
             ],
             outputs=[
                 io.Latent.Output(display_name="latent", tooltip="The last stage's latent (final size)."),
@@ -83,11 +90,12 @@ class HiFlowCascade(io.ComfyNode):
     def execute(cls, model, positive, negative, vae, latent, seed: int, steps: int, cfg: float, denoise: float,
                 scales: str, stage_steps: str, stage_guidance: str, alphas: str, betas: str, filter_ratio: str,
                 ntk_factor: str, proportional_attention: bool, swin: bool, sharpen: float,
-                stage_model=None) -> io.NodeOutput:
+                stage_model=None, schedule: str = OFFICIAL_SCHEDULE) -> io.NodeOutput:
         settings = HiFlowSettings.from_text(
             steps=steps, denoise=denoise, cfg=cfg, scales=scales, stage_steps=stage_steps,
             stage_guidance=stage_guidance, alphas=alphas, betas=betas, filter_ratio=filter_ratio,
-            ntk_factor=ntk_factor, proportional_attention=proportional_attention, swin=swin, sharpen=sharpen)
+            ntk_factor=ntk_factor, proportional_attention=proportional_attention, swin=swin, sharpen=sharpen,
+            schedule=schedule)
         result = run_cascade(model, positive, negative, vae, latent, seed, settings, stage_model=stage_model,
                              disable_pbar=False, callbacks=_preview_callback)
         return io.NodeOutput(result.latent, result.stages[0])

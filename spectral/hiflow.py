@@ -23,11 +23,38 @@ SHARPEN_KERNEL = 3
 SHARPEN_SIGMA_RANGE = (0.1, 2.0)
 
 
+#: FLUX.1-dev's scheduler config (black-forest-labs/FLUX.1-dev scheduler/scheduler_config.json): dynamic shifting
+#: on, mu linear in the image tokens from (256, 0.5) to (4096, 1.15). run_hiflow.py's
+#: ``pipe.scheduler.use_dynamic_shifting = False`` sets a plain attribute, while diffusers 0.32.1's ``set_timesteps``
+#: reads ``self.config.use_dynamic_shifting``, so the official schedule is this dynamic one (static ``shift`` 3 unused).
+FLUX1_DEV_SHIFT = {"base_tokens": 256, "base_shift": 0.5, "max_tokens": 4096, "max_shift": 1.15}
+
+
 def schedule_times(steps: int) -> torch.Tensor:
-    """The official base grid before the model's shift: linspace(1, 1/steps, steps), float64 (dynamic shift off)."""
+    """The official base grid before the shift: linspace(1, 1/steps, steps), float64."""
     if steps < 1:
         raise ValueError(f"HiFlow needs at least 1 base step, got {steps}.")
     return torch.linspace(1.0, 1.0 / steps, steps, dtype=torch.float64)
+
+
+def dynamic_mu(image_tokens: float, config: dict = FLUX1_DEV_SHIFT) -> float:
+    """The official pipeline's ``calculate_shift``: mu linear in the base pass's image tokens (not clamped)."""
+    slope = (config["max_shift"] - config["base_shift"]) / (config["max_tokens"] - config["base_tokens"])
+    return config["base_shift"] + slope * (image_tokens - config["base_tokens"])
+
+
+def dynamic_sigmas(steps: int, mu: float) -> torch.Tensor:
+    """σ = e^mu / (e^mu + 1/t - 1) on the official grid, then 0: diffusers' exponential time shift (float64)."""
+    t = schedule_times(steps)
+    sigmas = math.exp(mu) / (math.exp(mu) + (1.0 / t - 1.0))
+    return torch.cat([sigmas, sigmas.new_zeros(1)])
+
+
+def static_sigmas(steps: int, shift: float) -> torch.Tensor:
+    """σ = shift·t / (1 + (shift - 1)·t) on the official grid, then 0: diffusers' static shift (float64)."""
+    t = schedule_times(steps)
+    sigmas = shift * t / (1.0 + (shift - 1.0) * t)
+    return torch.cat([sigmas, sigmas.new_zeros(1)])
 
 
 def stage_sigmas(base_sigmas: torch.Tensor, steps: int) -> torch.Tensor:

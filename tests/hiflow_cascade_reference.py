@@ -28,6 +28,7 @@ class Case:
     sharpen: float = 1.0
     swin: bool = True
     cfg: float = 1.0
+    schedule: str = "official"  # "official", "model" (the MODEL's own shift) or "static3"
 
 
 def shift_fn(model):
@@ -39,6 +40,26 @@ def shift_fn(model):
         return lambda t: math.exp(mu) / (math.exp(mu) + (1 / t - 1))
     shift = float(sampling.shift)
     return lambda t: shift * t / (1 + (shift - 1) * t)
+
+
+def official_shift_fn(model, latent_raw):
+    """What the official pipeline's scheduler does (diffusers 0.32.1, FLUX.1-dev's scheduler config): its
+    ``use_dynamic_shifting = False`` line sets an attribute that ``set_timesteps`` never reads (it reads the config's
+    True), so σ = e^mu / (e^mu + 1/t - 1), mu = calculate_shift(base image tokens, 256, 4096, 0.5, 1.15). Only
+    FLUX.1-dev has official code; other models keep their own shift (the pack's rule, docs/hiflow.md)."""
+    params = getattr(model.model.diffusion_model, "params", None)
+    if type(model.model).__name__ != "Flux" or not getattr(params, "guidance_embed", False):
+        return shift_fn(model)
+    tokens = (latent_raw.shape[-2] // 2) * (latent_raw.shape[-1] // 2)  # packed 2 x 2: latents.shape[1]
+    m = (1.15 - 0.5) / (4096 - 256)
+    mu = tokens * m + (0.5 - m * 256)
+    return lambda t: math.exp(mu) / (math.exp(mu) + (1 / t - 1))
+
+
+def schedule_fn(model, latent_raw, schedule: str):
+    if schedule == "static3":
+        return lambda t: 3 * t / (1 + 2 * t)
+    return shift_fn(model) if schedule == "model" else official_shift_fn(model, latent_raw)
 
 
 def blur_sigma(seed: int, stage: int) -> float:
@@ -76,7 +97,7 @@ def reference_cascade(model, stage_models, positive, negative, vae, latent_raw, 
     import comfy.sample
     import node_helpers
 
-    sigmas = ref.official_sigmas(case.steps, shift_fn(model))
+    sigmas = ref.official_sigmas(case.steps, schedule_fn(model, latent_raw, case.schedule))
     ran = max(1, round(case.steps * case.denoise))
     first = case.steps - ran
     stored = {}

@@ -21,8 +21,13 @@ def parts(comfy_host):
     return tiny_models.build_flux(), hiflow_models.flux_vae(), tiny_models.flux_cond(7, 1), tiny_models.flux_cond(5, 2)
 
 
+def _schedule(name: str) -> str:
+    schedule = _pack("nodes.hiflow.schedule")
+    return {"official": schedule.OFFICIAL, "model": schedule.MODEL_SHIFT, "static3": schedule.STATIC_SHIFT_3}[name]
+
+
 def _settings(case: cref.Case, **extra):
-    return _pack("nodes.hiflow").HiFlowSettings(
+    return _pack("nodes.hiflow").HiFlowSettings(schedule=_schedule(case.schedule),
         steps=case.steps, denoise=case.denoise, cfg=case.cfg, scales=case.scales, stage_steps=case.stage_steps,
         stage_guidance=case.guidance, alphas=case.alphas, betas=case.betas, filter_ratio=case.ratios,
         sharpen=case.sharpen, swin=case.swin, **extra)
@@ -49,20 +54,38 @@ def _compare(parts, case, latent, seed=3, stage_model=None):
 
 
 def test_base_schedule_is_the_official_grid_through_the_models_shift(parts):
+    """At 1024² (64 x 64 FLUX tokens) the official dynamic shift is mu = 1.15, ComfyUI FLUX.1's own; elsewhere the
+    official mu follows the base size and the other choices are their own rules."""
     import hiflow_reference as ref
 
-    cascade = _pack("nodes.hiflow.cascade")
+    schedule = _pack("nodes.hiflow.schedule")
+    adapter = _pack("nodes.hiflow.families").hiflow_family(parts[0])
     model = parts[0]
-    got = cascade.base_schedule(model, 30)
-    torch.testing.assert_close(got.double(), ref.official_sigmas(30, cref.shift_fn(model)), rtol=0, atol=1e-6)
-    assert got[0] == 1.0 and got[-1] == 0.0
+    trained = torch.zeros(1, 16, 128, 128)
+    for name, latent in [("official", trained), ("official", torch.zeros(1, 16, 96, 64)), ("model", trained),
+                         ("static3", trained)]:
+        got = schedule.base_schedule(model, adapter, 30, latent, _schedule(name))
+        want = ref.official_sigmas(30, cref.schedule_fn(model, latent, name))
+        torch.testing.assert_close(got.double(), want, rtol=0, atol=1e-6)
+        assert got[0] == 1.0 and got[-1] == 0.0
+    official = schedule.base_schedule(model, adapter, 30, trained, _schedule("official"))
+    torch.testing.assert_close(official, schedule.base_schedule(model, adapter, 30, trained, _schedule("model")),
+                               rtol=0, atol=1e-6)  # 1024²: the official schedule is the model's own
+    static = schedule.base_schedule(model, adapter, 30, trained, _schedule("static3"))
+    assert 0.012 < float((official - static).abs().max()) < 0.014  # the 0.013 of a static shift 3
+    small = schedule.base_schedule(model, adapter, 30, torch.zeros(1, 16, 96, 64), _schedule("official"))
+    assert float((small - official).abs().max()) > 0.01  # the official mu follows the base size
+    with pytest.raises(ValueError, match="'schedule' must be one of"):
+        schedule.base_schedule(model, adapter, 30, trained, "shift 3")
 
 
 @pytest.mark.parametrize("case", [
     cref.Case(),  # odd last stage: ends padded, cropped back
     cref.Case(stage_steps=(4, 2), alphas=(0.7, 0.3), betas=(0.2, 0.9), ratios=(0.4, 0.2)),
     cref.Case(swin=False, sharpen=0.5),
-], ids=["official-odd", "even-weights", "no-swin"])
+    cref.Case(schedule="model"),
+    cref.Case(schedule="static3", stage_steps=(4, 2)),
+], ids=["official-odd", "even-weights", "no-swin", "model-shift", "static-shift-3"])
 def test_cascade_from_a_prompt_matches_the_reference_loop(parts, case):
     ours = _compare(parts, case, torch.zeros(1, 16, *LATENT))
     assert [s["samples"].shape[-2:] for s in ours.stages] == [LATENT, (8, 8), (16, 16)]
@@ -192,6 +215,7 @@ def test_an_interrupt_leaves_nothing_behind(parts, monkeypatch):
     ("scales", "4, 2", "'scales' must grow"),
     ("stage_steps", "40, 10", "stage 1 has 40 steps"),
     ("ntk_factor", "0, 10", "'ntk_factor' values must be > 0"),
+    ("schedule", "shift 3", "'schedule' must be one of"),
 ])
 def test_bad_settings_name_the_input(field, value, message):
     settings = _pack("nodes.hiflow.settings")

@@ -151,3 +151,17 @@ def test_a_whole_stage_without_a_model_matches_the_official_loop(hf):
         v_prev, v_ref_prev = v, v_ref
         ours = ours + (sig[i + 1] - sig[i]) * v
     torch.testing.assert_close(ours, x, rtol=0, atol=1e-6)  # the mask is float32, as the official one
+
+
+def test_official_schedule_is_flux_dev_dynamic_shift(hf):
+    # calculate_shift on FLUX.1-dev's scheduler config: (256 tokens, 0.5) to (4096, 1.15), linear, not clamped
+    assert hf.dynamic_mu(4096) == pytest.approx(1.15, abs=1e-12)
+    assert hf.dynamic_mu(256) == pytest.approx(0.5, abs=1e-12)
+    assert hf.dynamic_mu(64 * 48) == pytest.approx(0.5 + 0.65 * (3072 - 256) / 3840, abs=1e-12)
+    t = [1.0 - i * (1.0 - 1.0 / 30) / 29 for i in range(30)]
+    sigmas = hf.dynamic_sigmas(30, 1.15)
+    want = [math.exp(1.15) / (math.exp(1.15) + 1 / x - 1) for x in t] + [0.0]
+    torch.testing.assert_close(sigmas, torch.tensor(want, dtype=torch.float64), rtol=0, atol=1e-12)
+    # the exponential shift at mu = ln s is the static shift s: the two rules meet there
+    torch.testing.assert_close(hf.dynamic_sigmas(30, math.log(3.0)), hf.static_sigmas(30, 3.0), rtol=0, atol=1e-12)
+    assert float((hf.static_sigmas(30, 3.0) - sigmas).abs().max()) == pytest.approx(0.01283, abs=1e-4)

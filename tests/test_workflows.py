@@ -14,16 +14,27 @@ import json
 from pathlib import Path
 
 import pytest
-from headless import graph, make_workflows, paper_workflows, registry, runner, uicheck, video_workflows
+from headless import (
+    graph,
+    hiflow_workflows,
+    make_workflows,
+    paper_workflows,
+    registry,
+    runner,
+    uicheck,
+    video_workflows,
+)
 from headless.convert import ui_to_api
 
 WORKFLOWS = sorted(runner.WORKFLOWS_DIR.glob("*.json"))
 SHIPPED = {make_workflows.shipped(key) for key in (
     make_workflows.FLUX_DEV_4096, make_workflows.FLUX_KREA_SEGA, make_workflows.FLUX_KREA_4096, make_workflows.QWEN_4096,
     make_workflows.FLUX_DEV_UHD, *(spec.file for spec in make_workflows.SPECS), *video_workflows.NAMES,
-    *paper_workflows.NAMES)}
+    *paper_workflows.NAMES, *hiflow_workflows.NAMES)}
 VIDEO_FILES = {make_workflows.shipped(name) for name in video_workflows.NAMES}
-IMAGE_WORKFLOWS = [p for p in WORKFLOWS if p.name not in VIDEO_FILES]  # video: test_video_workflows
+CASCADE_FILES = {make_workflows.shipped(name) for name in hiflow_workflows.NAMES}  # HiFlow: no KSampler, 4x out
+IMAGE_WORKFLOWS = [p for p in WORKFLOWS if p.name not in VIDEO_FILES | CASCADE_FILES]  # video: test_video_workflows
+CASCADES = [p for p in WORKFLOWS if p.name in CASCADE_FILES]
 LOADER_FILE_INPUTS = {"UNETLoader": ["unet_name"], "DualCLIPLoader": ["clip_name1", "clip_name2"],
                       "CLIPLoader": ["clip_name"], "QuadrupleCLIPLoader": [f"clip_name{i}" for i in range(1, 5)],
                       "VAELoader": ["vae_name"]}
@@ -89,16 +100,20 @@ def test_workflow_parses_and_documents_itself(path: Path):
     assert wf["version"] == 0.4 and wf["nodes"] and wf["links"]
     notes = [n["widgets_values"][0] for n in wf["nodes"] if n["type"] == "MarkdownNote"]
     assert len(notes) == 1
-    ours = [n for n in wf["nodes"] if n["type"] in runner.OUR_NODES]
+    ours = [n for n in wf["nodes"] if n["type"] in (*runner.OUR_NODES, hiflow_workflows.HIFLOW)]
     assert ours and all(n["properties"]["cnr_id"] == "comfyui-dype-sega" for n in ours)
     assert all(n["properties"]["Node name for S&R"] == n["type"] for n in wf["nodes"] if n["type"] != "MarkdownNote")
     types = {n["type"] for n in wf["nodes"]}
     video = path.name in VIDEO_FILES
     text = "TextEncodeQwenImageEditPlus" if "TextEncodeQwenImageEditPlus" in types else "CLIPTextEncode"
+    cascade = path.name in CASCADE_FILES
+    sampler = hiflow_workflows.HIFLOW if cascade else "KSampler"
     assert types >= {"UNETLoader", "VAELoader", text} | (
-        {"EmptyHunyuanLatentVideo", "SaveWEBM"} if video else {"KSampler", "SaveImage"})
+        {"EmptyHunyuanLatentVideo", "SaveWEBM"} if video else {sampler, "SaveImage"})
+    assert not cascade or not types & {"KSampler", "KSamplerAdvanced"}  # the cascade samples every pass itself
     if not video:
-        assert len(types & set(graph.LATENT_NODES)) == 1
+        starts = {*graph.LATENT_NODES, "VAEEncode"} if cascade else set(graph.LATENT_NODES)  # HiFlow: or an image
+        assert len(types & starts) == 1  # (an edit's VAEEncode encodes its reference, not the start)
     pixel_space = _node(wf, "VAELoader")["widgets_values"][0] == PIXEL_SPACE
     assert ("VAEDecode" if pixel_space else "VAEDecodeTiled") in types  # tiled wherever there is a VAE to tile
     assert "ModelSamplingFlux" not in {n["type"] for n in wf["nodes"]}
@@ -138,6 +153,20 @@ def test_runs_end_to_end_on_tiny_models(path: Path, tmp_path: Path, our_nodes, t
     assert stats["shape"] == [1, height, width, 3]
     assert stats["finite"] and stats["std"] > 0
     assert plan.base_px and all(b < min(width, height) for b in plan.base_px.values()), "our nodes must be active"
+
+
+@pytest.mark.parametrize("path", CASCADES, ids=[p.name for p in CASCADES])
+def test_cascade_runs_on_tiny_models_to_four_times_the_base(path: Path, tmp_path: Path, object_info, our_nodes):
+    # A HiFlow cascade's output is its last stage: 4x the base latent per side (scales 2, 4), never the latent's size.
+    wf = runner.load_workflow(path)
+    cascade = next(n for n in wf["nodes"] if n["type"] == hiflow_workflows.HIFLOW)
+    assert cascade["widgets_values"][5].split(",")[-1].strip() == "4"
+    tiny = hiflow_workflows.make_tiny(ui_to_api(wf, object_info), side=64)
+    result = runner.execute(tiny, tmp_path)
+    assert result.success, result.error()
+    (stats,) = result.stats
+    assert stats["shape"] == [1, 256, 256, 3]
+    assert stats["finite"] and stats["std"] > 0
 
 
 def test_our_nodes_change_the_image_only_above_their_base(tmp_path: Path, our_nodes):

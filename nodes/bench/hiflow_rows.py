@@ -2,7 +2,9 @@
 
 CPU time on a tiny ComfyUI FLUX (the bench's, one head), and the FLOPs of the model calls each route actually made,
 counted for FLUX.1-dev's real dimensions: 19 double + 38 single blocks of width 3072 (MLP ratio 4), 512 text
-tokens, the calls' image grids mapped to the real sizes (base 1024², the swin border kept as one token).
+tokens, the calls' image grids mapped to the real sizes (base 1024², the swin border kept as one token). The
+cascade's VAE passes (decode and encode between stages) are timed apart and counted at the FLUX VAE's real size
+(vae_flops.py); the final decode at the target size is the same for both routes and left out of both.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import torch
 
 from .model import flux_cond, tiny_flux
 from .timing import sync
+from .vae_flops import vae_pass_flops
 
 BLOCKS, WIDTH, TEXT_TOKENS = 57, 3072, 512
 REAL_BASE_LATENT = 128  # FLUX.1 at 1024²: 128² latent pixels, 64² tokens
@@ -60,6 +63,29 @@ def _counting(model, grids: list, seconds: list, device: torch.device):
     return clone
 
 
+def _counting_vae(vae, passes: list, seconds: list, device: torch.device):
+    """The bench's own tiny VAE, its encode / decode filing (kind, latent rows, latent cols) and their wall time."""
+    def timed(kind: str, method):
+        def run(data):
+            start = time.perf_counter()
+            out = method(data)
+            sync(device)
+            seconds[0] += time.perf_counter() - start
+            latent = out if kind == "encode" else data
+            passes.append((kind, latent.shape[-2], latent.shape[-1]))
+            return out
+        return run
+
+    vae.encode, vae.decode = timed("encode", vae.encode), timed("decode", vae.decode)
+    return vae
+
+
+def _real_vae_flops(passes: list, base: int) -> float:
+    """FLOPs of the VAE passes at FLUX.1's real size: a pass's latent grid scaled from the tiny base to 128²."""
+    return sum(vae_pass_flops(kind, rows * REAL_BASE_LATENT // base * 8, cols * REAL_BASE_LATENT // base * 8)
+               for kind, rows, cols in passes)
+
+
 def _real_flops(grids: list, nominal: list[int], base: int) -> float:
     """FLOPs of the calls at FLUX.1-dev's size: a call's grid is a pass's nominal size (+2 latent px with swin)."""
     total = 0.0
@@ -81,10 +107,12 @@ def hiflow_row(base_side: int, runs: int, device: torch.device, cfg: float = 1.0
     settings = HiFlowSettings(cfg=cfg)
     base = base_side // 8
     final = int(base * settings.scales[-1])
-    model, vae = tiny_flux(1, 1, 1, device), _tiny_vae(device)
+    model = tiny_flux(1, 1, 1, device)
     positive, negative = flux_cond(16, 1), flux_cond(16, 2)
     grids = {"one pass": [], "HiFlow": []}
     in_model = {name: [0.0] for name in grids}
+    passes, in_vae = [], [0.0]
+    vae = _counting_vae(_tiny_vae(device), passes, in_vae, device)
     models = {name: _counting(model, grids[name], in_model[name], device) for name in grids}
 
     def one_pass():
@@ -100,18 +128,26 @@ def hiflow_row(base_side: int, runs: int, device: torch.device, cfg: float = 1.0
     routes = {"one pass": one_pass, "HiFlow": cascade}
     times = {name: [] for name in routes}
     model_times = {name: [] for name in routes}
+    vae_times = {name: [] for name in routes}
+    vae_passes = {name: [] for name in routes}
     for round_index in range(runs):
         order = list(routes) if round_index % 2 == 0 else list(reversed(routes))
         for name in order:
             grids[name].clear()
-            in_model[name][0] = 0.0
+            passes.clear()
+            in_model[name][0] = in_vae[0] = 0.0
             start = time.perf_counter()
             routes[name]()
             sync(device)
             times[name].append(time.perf_counter() - start)
             model_times[name].append(in_model[name][0])
+            vae_times[name].append(in_vae[0])
+            vae_passes[name] = list(passes)
     nominal = [base] + [int(base * s) for s in settings.scales]
     return {name: {"seconds": statistics.median(v), "model_seconds": statistics.median(model_times[name]),
-                   "calls": len(grids[name]),
-                   "flops": _real_flops(grids[name], nominal if name == "HiFlow" else [final], base)}
+                   "vae_seconds": statistics.median(vae_times[name]), "calls": len(grids[name]),
+                   "no_vae_seconds": statistics.median(t - u for t, u in zip(v, vae_times[name], strict=True)),
+                   "vae_passes": len(vae_passes[name]),
+                   "flops": _real_flops(grids[name], nominal if name == "HiFlow" else [final], base),
+                   "vae_flops": _real_vae_flops(vae_passes[name], base)}
             for name, v in times.items()}

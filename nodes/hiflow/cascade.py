@@ -18,6 +18,7 @@ from ..families import FamilyAdapter
 from ..families.base import params_attr
 from .families import hiflow_family
 from .sampling import StagePlan, Trajectory, base_sampler, stage_sampler
+from .schedule import base_schedule
 from .settings import HiFlowSettings
 from .stage_model import official_stage_model
 
@@ -29,13 +30,6 @@ class CascadeResult:
     latent: dict  # the last stage's LATENT
     stages: list[dict]  # the base pass's LATENT, then each stage's
     stored_bytes: int  # the most host memory the stored predictions held at once
-
-
-def base_schedule(model, steps: int) -> torch.Tensor:
-    """The official schedule through this MODEL's own shift: σ(t) for t = linspace(1, 1/steps, steps), then 0."""
-    sampling = model.get_model_object("model_sampling")
-    sigmas = [float(sampling.percent_to_sigma(1.0 - float(t))) for t in hf.schedule_times(steps)]
-    return torch.tensor(sigmas + [0.0], dtype=torch.float32)
 
 
 def stage_grid(latent: torch.Tensor, scale: float, adapter: FamilyAdapter) -> tuple[int, int]:
@@ -98,7 +92,7 @@ def run_cascade(model, positive, negative, vae, latent: dict, seed: int, setting
         raise ValueError(f"HiFlow: 'stage_model' is {type(stage_model.model).__name__}, 'model' "
                          f"{type(model.model).__name__}; the stages must run the same family as the base pass.")
     samples = _latent_in(model, latent)
-    sigmas = base_schedule(model, settings.steps)
+    sigmas = base_schedule(model, adapter, settings.steps, samples, settings.schedule)
     first = settings.steps - settings.base_steps_run
     record = Trajectory()
     callback = callbacks(model, settings.base_steps_run) if callbacks else None

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .schedule import OFFICIAL as OFFICIAL_SCHEDULE
+from .schedule import SCHEDULES
+
 #: The official defaults (run_hiflow.py at da351a8): 1024² base, stages 2048² and 4096².
 OFFICIAL = {
     "scales": "2, 4", "stage_steps": "16, 10", "stage_guidance": "4.5, 6", "alphas": "1.0, 0.25",
@@ -44,11 +47,13 @@ class HiFlowSettings:
     proportional_attention: bool = True
     swin: bool = True
     sharpen: float = 1.0
+    schedule: str = OFFICIAL_SCHEDULE  # nodes/hiflow/schedule.py
 
     @classmethod
     def from_text(cls, *, steps: int, denoise: float, cfg: float, scales: str, stage_steps: str,
                   stage_guidance: str, alphas: str, betas: str, filter_ratio: str, ntk_factor: str,
-                  proportional_attention: bool = True, swin: bool = True, sharpen: float = 1.0) -> HiFlowSettings:
+                  proportional_attention: bool = True, swin: bool = True, sharpen: float = 1.0,
+                  schedule: str = OFFICIAL_SCHEDULE) -> HiFlowSettings:
         parsed_scales = parse_floats(scales, "scales")
         n = len(parsed_scales)
         raw_steps = parse_floats(stage_steps, "stage_steps", n)
@@ -60,7 +65,8 @@ class HiFlowSettings:
                        alphas=parse_floats(alphas, "alphas", n), betas=parse_floats(betas, "betas", n),
                        filter_ratio=parse_floats(filter_ratio, "filter_ratio", n),
                        ntk_factor=parse_floats(ntk_factor, "ntk_factor", n),
-                       proportional_attention=bool(proportional_attention), swin=bool(swin), sharpen=float(sharpen))
+                       proportional_attention=bool(proportional_attention), swin=bool(swin), sharpen=float(sharpen),
+                       schedule=str(schedule))
         settings.check()
         return settings
 
@@ -71,6 +77,9 @@ class HiFlowSettings:
         return max(1, round(self.steps * self.denoise))
 
     def check(self) -> None:
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"HiFlow: 'schedule' must be one of {', '.join(repr(s) for s in SCHEDULES)}; got "
+                             f"{self.schedule!r}.")
         if self.steps < 2:
             raise ValueError(f"HiFlow: 'steps' must be at least 2, got {self.steps}.")
         if not 0.0 < self.denoise <= 1.0:

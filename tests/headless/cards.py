@@ -14,8 +14,13 @@ RECIPES = {
     "dype": ("DyPE", (37, 99, 175)),
     "dype+sega": ("DyPE + SEGA · ours", (22, 122, 88)),
     "sega": ("published SEGA recipe", (190, 84, 0)),
+    "hiflow": ("HiFlow cascade", (118, 66, 160)),
+    "hiflow+dype+sega": ("HiFlow + DyPE + SEGA · ours", (22, 122, 88)),
 }
 BAND = 156  # px: the recipe's coloured band at the top
+HIFLOW = "DyPESEGA_HiFlowCascade"
+# HiFlow Cascade's widgets in order (seed, its control, steps, cfg, denoise, scales, ...): the ones a card reads
+HIFLOW_STEPS, HIFLOW_CFG, HIFLOW_DENOISE, HIFLOW_SCALES, HIFLOW_STAGE_STEPS = 2, 3, 4, 5, 6
 THUMB = 768  # px, square like the browser's cards (shown about 250 px wide: type below 30 px is not readable)
 
 
@@ -29,6 +34,8 @@ def card_facts(workflow: dict[str, Any]) -> dict[str, Any]:
     heading = next(n for n in nodes if n["type"] == "MarkdownNote")["widgets_values"][0].splitlines()[0]
     model = re.sub(r" \(.*\)$", "", heading.removeprefix("# ").split(" · ")[0])  # "(Zeta-Chroma)": in the note
     dype, sega = by_type.get("DyPESEGA_PatchModel"), by_type.get("DyPESEGA_SEGAAttention")
+    if HIFLOW in by_type:
+        return _cascade_facts(workflow, model, by_type)
     recipe = "dype+sega" if dype and sega else "dype" if dype else "sega"
     video = "EmptyHunyuanLatentVideo" in by_type
     width, height, *rest = next(by_type[t] for t in (*LATENT_NODES, "EmptyHunyuanLatentVideo") if t in by_type)
@@ -45,6 +52,24 @@ def card_facts(workflow: dict[str, Any]) -> dict[str, Any]:
     return {"model": model, "recipe": recipe, "size": (width, height), "frames": rest[0] if video else None,
             "trained": (round(trained[0]), round(trained[1])), "steps": steps, "cfg": cfg, "sampler": sampler,
             "guidance": by_type.get("FluxGuidance", [None])[0], "models": len(unets)}
+
+
+def _cascade_facts(workflow: dict[str, Any], model: str, by_type: dict[str, list]) -> dict[str, Any]:
+    """A HiFlow cascade's card: base size (the latent, or the image scale), final size = base x the last scale,
+    the base pass's steps and the stages' steps; its sampler is the cascade's own Euler."""
+    import host
+
+    widgets = by_type[HIFLOW]
+    base = next((by_type[t][:2] for t in LATENT_NODES if t in by_type), None) or by_type["ImageScale"][1:3]
+    scale = float(widgets[HIFLOW_SCALES].split(",")[-1])
+    unets = [n["widgets_values"][0] for n in workflow["nodes"] if n["type"] == "UNETLoader"]
+    adapter = host.pack_submodule("nodes.families").find_adapter(registry.MODEL_FAMILY[unets[0]])
+    short, long = adapter.trained_size(adapter.default_base_px)
+    recipe = "hiflow+dype+sega" if "DyPESEGA_PatchModel" in by_type else "hiflow"
+    return {"model": model, "recipe": recipe, "size": (round(base[0] * scale), round(base[1] * scale)),
+            "frames": None, "trained": (round(long), round(short)), "steps": widgets[HIFLOW_STEPS],
+            "cfg": widgets[HIFLOW_CFG], "sampler": "euler", "guidance": by_type.get("FluxGuidance", [None])[0],
+            "models": len(unets), "cascade": (tuple(base), widgets[HIFLOW_STAGE_STEPS], widgets[HIFLOW_DENOISE])}
 
 
 def _fit_font(draw, text: str, size: int, width: int):
@@ -81,11 +106,21 @@ def thumbnail(workflow: dict[str, Any]):
     numbers = [f"trained at {tw} x {th}: {factor}",
                f"{f['steps']} steps · {f['sampler']} · cfg {f['cfg']:g}"
                + (f" · guidance {f['guidance']:g}" if f["guidance"] is not None else ""),
-               "one pass, no upscaler"]
+               _passes(f)]
     for i, line in enumerate(numbers):
         draw.text((pad, 404 + 54 * i), line, fill=(60, 60, 60), font=_fit_font(draw, line, 40, text_w), anchor="lm")
     _draw_chain(draw, f, colour, top=628)
     return image
+
+
+def _passes(facts: dict[str, Any]) -> str:
+    if "cascade" not in facts:
+        return "one pass, no upscaler"
+    (w, h), stage_steps, denoise = facts["cascade"]
+    stages = " + ".join(part.strip() for part in stage_steps.split(","))
+    if denoise < 1:
+        return f"image {w} x {h}, denoise {denoise:g}, stages {stages}"
+    return f"{w} x {h} first, then stages of {stages} steps"
 
 
 def _draw_chain(draw, facts: dict[str, Any], colour: tuple[int, int, int], top: int) -> None:
@@ -94,9 +129,13 @@ def _draw_chain(draw, facts: dict[str, Any], colour: tuple[int, int, int], top: 
 
     twice = " x2" if facts["models"] > 1 else ""
     steps = [("model" + twice, False)]
-    steps += [("DyPE" + twice, True)] if facts["recipe"] != "sega" else []
-    steps += [("SEGA" + twice, True)] if facts["recipe"] != "dype" else []
-    steps += [("sampler" + twice, False), ("video" if facts["frames"] else "image", False)]
+    if "cascade" in facts:  # model [-> DyPE -> SEGA] -> HiFlow -> image
+        steps += [("DyPE", True), ("SEGA", True)] if "dype" in facts["recipe"] else []
+        steps += [("HiFlow", True), ("image", False)]
+    else:
+        steps += [("DyPE" + twice, True)] if facts["recipe"] != "sega" else []
+        steps += [("SEGA" + twice, True)] if facts["recipe"] != "dype" else []
+        steps += [("sampler" + twice, False), ("video" if facts["frames"] else "image", False)]
     font = ImageFont.load_default(size=30)
     gap, height, left, right = 30, 96, 40, THUMB - 40
     width = (right - left - gap * (len(steps) - 1)) / len(steps)

@@ -68,9 +68,11 @@ SHAPES: dict[str, Shape] = {
                                [("seed", "INT"), ("steps", "INT"), ("cfg", "FLOAT"), ("denoise", "FLOAT")]
                                + [(n, "STRING") for n in ("scales", "stage_steps", "stage_guidance", "alphas",
                                                           "betas", "filter_ratio", "ntk_factor")]
-                               + [("proportional_attention", "BOOLEAN"), ("swin", "BOOLEAN"), ("sharpen", "FLOAT")],
+                               + [("proportional_attention", "BOOLEAN"), ("swin", "BOOLEAN"), ("sharpen", "FLOAT"),
+                                  ("schedule", "COMBO")],
                                [("latent", "LATENT"), ("base", "LATENT")], PACK),
-    "LoadImage": ([], [("image", "COMBO")], [("IMAGE", "IMAGE"), ("MASK", "MASK")], CORE),
+    # The upload button is a widget with its own socket (frontend >= 1.16), saved after the file combo.
+    "LoadImage": ([], [("image", "COMBO"), ("upload", "IMAGEUPLOAD")], [("IMAGE", "IMAGE"), ("MASK", "MASK")], CORE),
     "ImageScale": ([("image", "IMAGE")], [("upscale_method", "COMBO"), ("width", "INT"), ("height", "INT"),
                                           ("crop", "COMBO")], [("IMAGE", "IMAGE")], CORE),
     "VAEEncode": ([("pixels", "IMAGE"), ("vae", "VAE")], [], [("LATENT", "LATENT")], CORE),
@@ -79,10 +81,10 @@ SHAPES: dict[str, Shape] = {
 OPTIONAL_INPUTS = {("DualCLIPLoader", "device"), ("CLIPLoader", "device"), ("DyPESEGA_SEGAAttention", "allocation"),
                    ("DyPESEGA_SEGAAttention", "m_ref"), ("DyPESEGA_SEGAAttention", "recipe"),
                    ("DyPESEGA_PatchModel", "variant"), ("DyPESEGA_SEGAAttention", "variant"),
-                   ("DyPESEGA_HiFlowCascade", "stage_model")}
+                   ("DyPESEGA_HiFlowCascade", "stage_model"), ("DyPESEGA_HiFlowCascade", "schedule")}
 HOLLOW_CIRCLE = 7
 # Widget sockets the frontend labels with another name than the input's (LoadImage's upload button).
-LOCALIZED_NAMES: dict[tuple[str, str], str] = {}
+LOCALIZED_NAMES: dict[tuple[str, str], str] = {("LoadImage", "upload"): "choose file to upload"}
 # Download links the frontend offers for missing files (node properties.models): the ungated Comfy-Org repackaged
 # files ComfyUI's official templates link (comfyui-workflow-templates-json 0.1.123).
 _QWEN = "https://huggingface.co/Comfy-Org/Qwen-Image_ComfyUI/resolve/main/split_files"

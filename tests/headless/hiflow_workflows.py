@@ -1,9 +1,6 @@
-"""The HiFlow Cascade example graphs (issue 27: workflows 26-28), built from graph.py's shapes and layout.
-
-Not in ``make_workflows.build_all`` yet: shipping them as workflows/26-28 needs their notes measured in both
-frontends (note_heights.py), their cards (cards.py reads KSampler / DyPE widgets) and test_workflows' per-file
-rules taught a cascade (no KSampler; the output is 4x the latent). Until then tests/test_hiflow_workflows.py checks
-each graph against the live registry, ComfyUI's own prompt validation, and runs it on tiny models.
+"""The HiFlow Cascade example graphs, shipped as workflows 26-28 (make_workflows.build_all), built from graph.py's
+shapes and layout. Their notes are measured in both frontends (note_heights.py) like every other note; their cards
+are cards.py's cascade branch; tests/test_workflows.py runs each on tiny models to 4x the base latent.
 """
 
 from __future__ import annotations
@@ -11,15 +8,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .graph import Graph, Layout
+from .graph import Graph, Layout, add_note
 from .runner import OUR_NODES, STATS_NODE, TINY_LOADERS
 
 HIFLOW = "DyPESEGA_HiFlowCascade"
-NOTE_H = 900  # placeholder until the notes are measured (note_heights.py) when they ship
 # The node's defaults = the official code's (run_hiflow.py at da351a8), in widget order; seed first, then the
 # frontend's control_after_generate value.
 OFFICIAL = [0, "fixed", 30, 1.0, 1.0, "2, 4", "16, 10", "4.5, 6", "1.0, 0.25", "0.5, 0.5", "0.2, 0.2", "10, 10",
-            True, True, 1.0]
+            True, True, 1.0, "official HiFlow (FLUX.1-dev dynamic shift)"]
 DYPE_DEFAULTS = ["yarn", True, 2.0, 2.0, 0, "multiply", "auto"]
 SEGA_DEFAULTS = [0.08, 0.15, 1.5, 0.0, 1.0, 1.5, 1.0, 0, "rank", "power", "paper (official SEGA code)", "auto"]
 PROMPT = ("A robot standing in the rain reading a newspaper, rusty and worn down, in a dystopian cyberpunk street, "
@@ -27,7 +23,7 @@ PROMPT = ("A robot standing in the rain reading a newspaper, rusty and worn down
 
 FLUX_HIFLOW = "FLUX.1-dev 4096x4096 HiFlow cascade.json"
 FLUX_HIFLOW_DYPE_SEGA = "FLUX.1-dev 4096x4096 HiFlow cascade DyPE + SEGA stages.json"
-FLUX_IMAGE_HIFLOW = "FLUX.1-dev image to 4096x4096 HiFlow cascade.json"
+FLUX_IMAGE_HIFLOW = "FLUX.1-dev 4096x4096 HiFlow from image.json"
 NAMES = (FLUX_HIFLOW, FLUX_HIFLOW_DYPE_SEGA, FLUX_IMAGE_HIFLOW)
 
 _FILES = """**Model files** (the names ComfyUI's own Flux templates use; the loaders offer the download links):
@@ -82,11 +78,12 @@ def _flux(name: str, *, image: bool = False, stages: str = "official") -> dict[s
     g.link(pos, 0, guidance, "conditioning")
     neg = at.prompts.add("ConditioningZeroOut", 50, [])
     g.link(pos, 0, neg, "conditioning")
+    # the pack's column holds DyPE -> SEGA (27) or the image chain (28); the cascade goes where there is room
     if image:
-        load = at.prompts.add("LoadImage", 320, ["example.png"])
-        scale = at.prompts.add("ImageScale", 130, ["lanczos", 1024, 1024, "center"])
+        load = at.ours.add("LoadImage", 320, ["example.png", "image"])
+        scale = at.ours.add("ImageScale", 130, ["lanczos", 1024, 1024, "center"])
         g.link(load, 0, scale, "image")
-        latent = at.prompts.add("VAEEncode", 50, [])
+        latent = at.ours.add("VAEEncode", 50, [])
         g.link(scale, 0, latent, "pixels")
         g.link(vae, 0, latent, "vae")
     else:
@@ -94,7 +91,7 @@ def _flux(name: str, *, image: bool = False, stages: str = "official") -> dict[s
     widgets = list(OFFICIAL)
     if image:
         widgets[4] = 0.6
-    cascade = at.ours.add(HIFLOW, 470, widgets)
+    cascade = (at.sampler if image or stage_model is not None else at.ours).add(HIFLOW, 518, widgets)  # the frontend's height for its 15 widgets
     for src, slot in ((unet, "model"), (guidance, "positive"), (neg, "negative"), (vae, "vae"), (latent, "latent")):
         g.link(src, 0, cascade, slot)
     if stage_model is not None:
@@ -104,7 +101,7 @@ def _flux(name: str, *, image: bool = False, stages: str = "official") -> dict[s
     g.link(vae, 0, decode, "vae")
     save = at.sampler.fill("SaveImage", [f"dype/{name.removesuffix('.json').replace(' ', '_')}"])
     g.link(decode, 0, save, "images")
-    g.add("MarkdownNote", (0, 30), (400, NOTE_H), [NOTES[name]])
+    add_note(g, NOTES[name])
     return g.to_json(name)
 
 

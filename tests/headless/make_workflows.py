@@ -205,10 +205,10 @@ FLUX_DEV_UHD = "FLUX.1-dev 3840x2160 DyPE.json"
 # then the model, the same words as the card picture's model line (test_workflow_cards.py checks both).
 def _keys() -> list[str]:
     """All workflows in card order: the published SEGA recipe and plain DyPE on Flux.1-dev first, the other Flux.1
-    and Qwen-Image ones, every other image family A→Z, then video."""
+    and Qwen-Image ones, every other image family A→Z, then video, then the HiFlow cascades."""
     families = sorted((spec.file for spec in SPECS), key=str.lower)
     return [FLUX_KREA_SEGA, FLUX_DEV_4096, FLUX_DEV_UHD, FLUX_KREA_4096, QWEN_4096, *families,
-            *_video_workflows().NAMES]
+            *_video_workflows().NAMES, *_hiflow_workflows().NAMES]
 
 
 def _numbers() -> dict[str, int]:
@@ -243,7 +243,7 @@ def build_all() -> dict[str, dict[str, Any]]:
             FLUX_DEV_UHD, "flux1-dev.safetensors", sega=False, width=3840, height=2160, guidance=3.5,
             prompt=PROMPT_WIDE, seed=2024, slug="flux1-dev_3840x2160"),
         **{spec.file: family_workflow(spec) for spec in SPECS},
-    } | _video_workflows().build_video() | _paper_workflows().build_paper()
+    } | _video_workflows().build_video() | _paper_workflows().build_paper() | _hiflow_workflows().build()
     return {shipped(key): built[key] for key in _numbers()}
 
 
@@ -263,6 +263,15 @@ def _paper_workflows():
     except ImportError:  # run as a script
         from headless import paper_workflows
     return paper_workflows
+
+
+def _hiflow_workflows():
+    """tests/headless/hiflow_workflows.py (the HiFlow cascade, workflows 26-28)."""
+    try:
+        from . import hiflow_workflows
+    except ImportError:  # run as a script
+        from headless import hiflow_workflows
+    return hiflow_workflows
 
 
 def render(workflow: dict[str, Any]) -> str:

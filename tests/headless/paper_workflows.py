@@ -17,13 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .graph import CORE, LOCALIZED_NAMES, MODEL_URLS, OPTIONAL_INPUTS, SHAPES, Graph, Layout, add_note
+from .graph import CORE, MODEL_URLS, OPTIONAL_INPUTS, SHAPES, Graph, Layout, add_note
 from .make_workflows import _patches, _tail
 from .paper_notes import NOTES
 
 SHAPES.update({
-    # The upload button is a widget with its own socket (frontend >= 1.16), saved after the file combo.
-    "LoadImage": ([], [("image", "COMBO"), ("upload", "IMAGEUPLOAD")], [("IMAGE", "IMAGE"), ("MASK", "MASK")], CORE),
     "FluxKontextImageScale": ([("image", "IMAGE")], [], [("IMAGE", "IMAGE")], CORE),
     "VAEEncode": ([("pixels", "IMAGE"), ("vae", "VAE")], [], [("LATENT", "LATENT")], CORE),
     "ReferenceLatent": ([("conditioning", "CONDITIONING"), ("latent", "LATENT")], [],
@@ -32,7 +30,6 @@ SHAPES.update({
                                      ("image3", "IMAGE")], [("prompt", "STRING")],
                                     [("CONDITIONING", "CONDITIONING")], CORE),
 })
-LOCALIZED_NAMES[("LoadImage", "upload")] = "choose file to upload"
 OPTIONAL_INPUTS.update({("ReferenceLatent", "latent"), ("TextEncodeQwenImageEditPlus", "vae"),
                         *(("TextEncodeQwenImageEditPlus", f"image{i}") for i in (1, 2, 3))})
 _QWEN_EDIT = "https://huggingface.co/Comfy-Org/Qwen-Image-Edit_ComfyUI/resolve/main/split_files/diffusion_models"
