@@ -199,7 +199,7 @@ def test_node_help_pages_aliases_and_advanced_inputs_reach_the_frontend(page):
 
 def _model(stem: str) -> str:
     """The model words of a card name (make_workflows.card_name: number, recipe, [video], size, model, [frames])."""
-    return re.fullmatch(r"\d\d .*? (?:4096px|\d+x\d+) (.*?)(?: \d+ frames)?", stem)[1]
+    return re.fullmatch(r"\d\d .*? (?:\d+px|\d+x\d+) (.*?)(?: \d+ frames)?", stem)[1]
 
 
 def test_a_template_card_opens_at_the_saved_view(page):

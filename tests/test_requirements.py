@@ -17,9 +17,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 NOT_SHIPPED = {"tests", "scripts"}
-# Import names the host brings: torch, and the modules of ComfyUI's own tree (0.3.75 and 0.30).
+# Import names the host brings: torch, the modules of ComfyUI's own tree (0.3.75 and 0.30), and aiohttp, which the
+# pack imports only inside ComfyUI's running server (nodes/extension.py: the 0.38 card-picture route).
 HOST = {"torch", "comfy", "comfy_api", "comfy_extras", "comfy_execution", "comfy_kitchen", "folder_paths",
-        "node_helpers", "nodes", "server", "latent_preview"}
+        "node_helpers", "nodes", "server", "latent_preview", "app", "aiohttp"}
 
 
 def shipped_modules() -> list[Path]:
