@@ -42,18 +42,21 @@ code's defaults (Bujiazi/HiFlow, run_hiflow.py): guidance 3.5 then 4.5 and 6, al
 NTK factor 10, proportional attention, swin patchify. **T5TokenizerOptions min_length 512** pads the prompt as the \
 official code does. docs/hiflow.md lists where we differ.
 {_FILES}
+
 {_ESTIMATE}""",
     FLUX_HIFLOW_DYPE_SEGA: f"""# FLUX.1-dev · 4096² · HiFlow cascade, DyPE + SEGA stages
 **What it does:** the official cascade, but its 2048² and 4096² stages run the **DyPE Patch Model → SEGA \
 Attention** model (connected to **stage_model**) instead of the official NTK x 10 + proportional attention. This \
 composition is **ours**: no published numbers. The base pass runs the plain model.
 {_FILES}
+
 {_ESTIMATE}""",
     FLUX_IMAGE_HIFLOW: f"""# FLUX.1-dev · image → 4096² · HiFlow cascade
 **What it does:** your image, scaled to 1024² and encoded, goes through a 1024² img2img pass at **denoise 0.6** (the \
 last 18 of 30 steps), whose trajectory the 2048² and 4096² stages then follow. Raise denoise for more change, lower \
 it (not below 16/30 with 16 stage steps) to keep more of the image. Choose your image in **Load Image**.
 {_FILES}
+
 {_ESTIMATE}""",
 }
 
