@@ -203,18 +203,15 @@ def _model(stem: str) -> str:
 
 
 def test_a_template_card_opens_at_the_saved_view(page):
-    """Frontend 1.32 restores the file's extra.ds for a card, 1.47 fits the graph to the window: the generator saves
-    that fit, so both show the same picture (and Workflow › Open, below, the same again)."""
+    """1.32 restores the file's extra.ds for a card, 1.47 fits the graph to the window: the generator saves that fit."""
     if not browser.visible_dialogs(page):
         _templates(page)
     name = FEATURED[1]
     wf = json.loads((runner.WORKFLOWS_DIR / name).read_text(encoding="utf-8"))
     card = page.locator(f'[data-testid="template-workflow-{Path(name).stem}"]')
-    card.scroll_into_view_if_needed()
-    card.wait_for(state="visible")
-    page.wait_for_timeout(300)  # the grid settles after the search test's last reset (a click mid-render is lost)
-    # no_wait_after: frontend 1.53 routes the page to the opened workflow, which Playwright would wait on
-    card.click(no_wait_after=True)
+    card.scroll_into_view_if_needed()  # then the grid settles after the search test's reset: a click mid-render is lost
+    page.wait_for_timeout(300)
+    card.click(no_wait_after=True)  # no_wait_after: frontend 1.53 routes the page to the opened workflow
     browser.wait_for_graph(page, wf)
     page.wait_for_timeout(300)  # 1.47 fits the view in the next animation frame
     page.screenshot(path=ARTIFACTS / "opened from its card.png")
