@@ -121,7 +121,8 @@ def flux(name: str, unet: str, *, sega: bool, width: int, height: int, guidance:
     return g.to_json(name)
 
 
-def qwen(name: str, *, width: int, height: int, prompt: str, seed: int, slug: str) -> dict[str, Any]:
+def qwen(name: str, *, width: int, height: int, prompt: str, seed: int, slug: str, dype: bool = True,
+         note: str | None = None) -> dict[str, Any]:
     g = Graph()
     at = Layout(g)
     unet_id = at.loaders.add("UNETLoader", 82, ["qwen_image_fp8_e4m3fn.safetensors", "default"])
@@ -129,10 +130,10 @@ def qwen(name: str, *, width: int, height: int, prompt: str, seed: int, slug: st
     vae = at.loaders.add("VAELoader", 60, ["qwen_image_vae.safetensors"])
     shift = at.loaders.add("ModelSamplingAuraFlow", 60, [3.1])
     g.link(unet_id, 0, shift, "model")
-    model = _patches(g, at.ours, shift, sega=True)
+    model = _patches(g, at.ours, shift, sega=True, dype=dype)
     _tail(g, at, model, clip, vae, prompt=prompt, negative=" ", width=width, height=height, seed=seed, steps=20,
           cfg=2.5, guidance=None, prefix=f"dype/{slug}")
-    add_note(g, note_text(name))
+    add_note(g, note_text(name) if note is None else note)
     return g.to_json(name)
 
 

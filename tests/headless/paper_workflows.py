@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from .graph import CORE, MODEL_URLS, OPTIONAL_INPUTS, SHAPES, Graph, Layout, add_note
-from .make_workflows import _patches, _tail
+from .make_workflows import _patches, _tail, qwen
 from .paper_notes import NOTES
 
 SHAPES.update({
@@ -151,18 +151,8 @@ def flux_wide(name: str, width: int, height: int, prompt: str, seed: int, slug: 
 
 def qwen_wide(name: str) -> dict[str, Any]:
     """Qwen-Image with the published SEGA recipe alone (SEGA Attention, no DyPE), its template's recipe."""
-    g = Graph()
-    at = Layout(g)
-    unet = at.loaders.add("UNETLoader", 82, ["qwen_image_fp8_e4m3fn.safetensors", "default"])
-    clip = at.loaders.add("CLIPLoader", 110, ["qwen_2.5_vl_7b_fp8_scaled.safetensors", "qwen_image", "default"])
-    vae = at.loaders.add("VAELoader", 60, ["qwen_image_vae.safetensors"])
-    shift = at.loaders.add("ModelSamplingAuraFlow", 60, [3.1])
-    g.link(unet, 0, shift, "model")
-    model = _patches(g, at.ours, shift, sega=True, dype=False)
-    _tail(g, at, model, clip, vae, prompt=PROMPT_SKYLINE, negative=" ", width=6144, height=2048, seed=33, steps=20,
-          cfg=2.5, guidance=None, prefix="dype/qwen-image_sega_6144x2048")
-    add_note(g, NOTES[name])
-    return g.to_json(name)
+    return qwen(name, width=6144, height=2048, prompt=PROMPT_SKYLINE, seed=33, slug="qwen-image_sega_6144x2048",
+                dype=False, note=NOTES[name])
 
 
 def build_paper() -> dict[str, dict[str, Any]]:
