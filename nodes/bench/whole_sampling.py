@@ -32,9 +32,9 @@ def _label_stock_embedder(model) -> None:
 
 def whole_sampling(side: int, steps: int, runs: int, blocks: tuple[int, int], device: torch.device) -> dict:
     """Wall time of comfy.sample.sample, patched (DyPE + SEGA: every per-call path of ours) vs stock, interleaved,
-    cfg 1 and 3.5 (one CFG batch of 2: both prompts have the same length), and the share of one more (profiled) run
-    spent building RoPE tables (stock: EmbedND; patched: the engine's labels, schedule with SEGA's spectrum and
-    allocation, and table)."""
+    cfg 1 and 3.5 (one CFG batch of 2: both prompts have the same length), the ratio of each round's pair, and the
+    share of one more (profiled) run spent building RoPE tables (stock: EmbedND; patched: the engine's labels,
+    schedule with SEGA's spectrum and allocation, and table)."""
     # One model per variant (same weights): clones of one model would re-patch it each time they take turns.
     models = {"stock": tiny_flux(*blocks, 1, device), "dype+sega": patched(tiny_flux(*blocks, 1, device), sega=True)}
     _label_stock_embedder(models["stock"])
@@ -44,10 +44,11 @@ def whole_sampling(side: int, steps: int, runs: int, blocks: tuple[int, int], de
     out = {}
     for cfg in (1.0, 3.5):
         times = {name: [] for name in models}
-        for _ in range(runs):
-            for name, model in models.items():
+        names = list(models)
+        for round_ in range(runs):  # rotate: neither variant always goes first
+            for name in names[round_ % 2:] + names[:round_ % 2]:
                 start = time.perf_counter()
-                sample(model, side, steps, cfg)
+                sample(models[name], side, steps, cfg)
                 sync(device)
                 times[name].append(time.perf_counter() - start)
         shares = {}
@@ -59,4 +60,7 @@ def whole_sampling(side: int, steps: int, runs: int, blocks: tuple[int, int], de
             _, seconds, wall = labelled(run, labels[name])
             shares[name] = sum(seconds.values()) / wall
         out[cfg] = {name: (statistics.median(v), min(v), max(v), shares[name]) for name, v in times.items()}
+        # Paired by round: both variants of one round ran back to back, so a load change hits them alike.
+        ratios = [ours / stock for ours, stock in zip(times["dype+sega"], times["stock"], strict=True)]
+        out[cfg]["ratio"] = (statistics.median(ratios), min(ratios), max(ratios))
     return out
