@@ -213,6 +213,9 @@ GAP, GAP_X = 20, 24
 BADGE_H = 24
 BADGED = frozenset({"DyPESEGA_PatchModel", "DyPESEGA_SEGAAttention", "VAEDecodeTiled", "SaveWEBM", "T5TokenizerOptions"})
 NOTE_W, LOADER_W, OURS_W, PROMPT_W, SAMPLER_W = 400, 300, 280, 300, 280
+# Load Image's height: room for its picture in Nodes 2.0 too, where frontend 1.32 draws the node 1.2x wide and the
+# square example picture as wide as the node (its body then needs about 380 units; test_browser_ui.py).
+LOAD_IMAGE_H = 400
 # Where the last column ends: Save Image fills the sampler column down to here, which makes the graph tall enough
 # for the margins above (about 1676 × 974 units with the fit's padding).
 LAYOUT_BOTTOM = 954

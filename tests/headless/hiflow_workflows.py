@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .graph import Graph, Layout, add_note
+from .graph import LOAD_IMAGE_H, Graph, Layout, add_note
 from .runner import OUR_NODES, STATS_NODE, TINY_LOADERS
 
 HIFLOW = "DyPESEGA_HiFlowCascade"
@@ -83,7 +83,7 @@ def _flux(name: str, *, image: bool = False, stages: str = "official") -> dict[s
     g.link(pos, 0, neg, "conditioning")
     # the pack's column holds DyPE -> SEGA (27) or the image chain (28); the cascade goes where there is room
     if image:
-        load = at.ours.add("LoadImage", 320, ["example.png", "image"])
+        load = at.ours.add("LoadImage", LOAD_IMAGE_H, ["example.png", "image"])
         scale = at.ours.add("ImageScale", 130, ["lanczos", 1024, 1024, "center"])
         g.link(load, 0, scale, "image")
         latent = at.ours.add("VAEEncode", 50, [])
@@ -94,12 +94,14 @@ def _flux(name: str, *, image: bool = False, stages: str = "official") -> dict[s
     widgets = list(OFFICIAL)
     if image:
         widgets[4] = 0.6
-    cascade = (at.sampler if image or stage_model is not None else at.ours).add(HIFLOW, 518, widgets)  # the frontend's height for its 15 widgets
+    # Its 15 widgets: 518 units in the classic renderer, about 620 with Nodes 2.0 (its rows are taller).
+    beside = image or stage_model is not None  # the pack's column is taken: the cascade heads the last column
+    cascade = (at.sampler if beside else at.ours).add(HIFLOW, 640, widgets)
     for src, slot in ((unet, "model"), (guidance, "positive"), (neg, "negative"), (vae, "vae"), (latent, "latent")):
         g.link(src, 0, cascade, slot)
     if stage_model is not None:
         g.link(stage_model, 0, cascade, "stage_model")
-    decode = at.sampler.add("VAEDecodeTiled", 150, [512, 64, 64, 8])
+    decode = (at.prompts if beside else at.sampler).add("VAEDecodeTiled", 150, [512, 64, 64, 8])
     g.link(cascade, 0, decode, "samples")
     g.link(vae, 0, decode, "vae")
     save = at.sampler.fill("SaveImage", [f"dype/{name.removesuffix('.json').replace(' ', '_')}"])

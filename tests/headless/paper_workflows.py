@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .graph import CORE, MODEL_URLS, OPTIONAL_INPUTS, SHAPES, Graph, Layout, add_note
+from .graph import CORE, LOAD_IMAGE_H, MODEL_URLS, OPTIONAL_INPUTS, SHAPES, Graph, Layout, add_note
 from .make_workflows import _patches, _tail, qwen
 from .paper_notes import NOTES
 
@@ -68,7 +68,7 @@ PROMPT_SKYLINE = ("An ultra-wide photograph of a harbour city skyline at dusk, g
 
 def _reference(g: Graph, at: Layout) -> int:
     """LoadImage → FluxKontextImageScale under our nodes: the reference at Kontext's preferred ~1 MP sizes."""
-    image = at.ours.add("LoadImage", 326, EXAMPLE_IMAGE)
+    image = at.ours.add("LoadImage", LOAD_IMAGE_H, EXAMPLE_IMAGE)
     scaled = at.ours.add("FluxKontextImageScale", 30, [])
     g.link(image, 0, scaled, "image")
     return scaled

@@ -1,0 +1,84 @@
+"""What a user sees with "Nodes 2.0" on (the frontends' Vue node renderer, setting ``Comfy.VueNodes.Enabled``).
+
+There every node is a DOM element (``[data-node-id]``) sized by its content, so the classic checks of
+headless/browser.py (which draw from LiteGraph's saved geometry) do not apply: here each node's element is measured
+on screen, probed at nine points for what covers it, and the note's markdown for a cut-off last line.
+
+Frontend 1.32 rescales a classic workflow's geometry 1.2× when it opens it with Nodes 2.0 on (``Comfy.VueNodes
+.AutoScaleLayout``, on by default: ``ensureCorrectLayoutScale``) and then restores the file's saved view over the
+compensating zoom (``app.loadGraphData``: the scale first, ``extra.ds`` after), so no view saved for the classic
+renderer fits there; 1.47 and 1.53 keep the saved geometry. ``rescaled`` detects the 1.32 behaviour from the graph
+itself, never from a version number.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+ENABLE = "() => app.extensionManager.setting.set('Comfy.VueNodes.Enabled', true)"
+
+# Every node element on screen: its box (CSS px), the points inside it where another element is hit first, and for
+# the note its markdown's full and shown heights and where its last paragraph ends.
+ON_SCREEN = """() => {
+  const CHROME = '.litegraph-minimap, .minimap-main-container, .p-buttongroup.absolute', out = [];
+  for (const el of document.querySelectorAll('[data-node-id]')) {
+    const r = el.getBoundingClientRect(), text = el.querySelector('.ProseMirror');
+    const xs = [r.left + 4, (r.left + r.right) / 2, r.right - 4], ys = [r.top + 4, (r.top + r.bottom) / 2, r.bottom - 4];
+    const covered = [];
+    for (const y of ys) for (const x of xs) {
+      const e = document.elementFromPoint(x, y);
+      if (!(e && el.contains(e)))
+        covered.push([Math.round(x), Math.round(y), e ? String(e.className?.baseVal ?? e.className).slice(0, 60) : 'nothing',
+                      Boolean(e?.closest(CHROME))]);
+    }
+    const last = text?.lastElementChild?.getBoundingClientRect();
+    out.push({id: Number(el.getAttribute('data-node-id')), title: el.innerText.split('\\n')[0].slice(0, 40),
+              box: [r.left, r.top, r.right, r.bottom], covered,
+              note: text ? {content: text.scrollHeight, shown: text.clientHeight, last: last ? last.bottom : null} : null});
+  }
+  return {scale: app.canvas.ds.scale, nodes: out};
+}"""
+
+def settled(page, count: int) -> None:
+    """Wait until ``count`` node elements exist and they and the view stop moving (content sizes them a frame late)."""
+    page.wait_for_function("n => document.querySelectorAll('[data-node-id]').length === n", arg=count, timeout=30_000)
+    page.wait_for_function("""() => {
+        const now = JSON.stringify([app.canvas.ds.scale, ...Array.from(document.querySelectorAll('[data-node-id]'))
+            .map(e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.width, r.height].map(Math.round); })]);
+        const same = now === window.__nodes2Boxes;
+        window.__nodes2Boxes = now;
+        return same;
+    }""", polling=250, timeout=30_000)
+
+
+def fit_view(page) -> None:
+    """The frontend's "Fit View" (the "." key), as a user presses it; with Nodes 2.0 it animates (350 ms)."""
+    page.evaluate("app.extensionManager.command.execute('Comfy.Canvas.FitView')")
+    page.wait_for_timeout(500)
+
+
+def rescaled(page, workflow: dict[str, Any]) -> bool:
+    """Whether the frontend grew the file's node geometry on open (1.32's 1.2× auto-scale), read from the graph: the
+    note's width (content never widens it; other nodes may also grow to fit their widgets)."""
+    note = next(n for n in workflow["nodes"] if n["type"] == "MarkdownNote")
+    width = page.evaluate("id => app.graph.getNodeById(id).size[0]", note["id"])
+    return abs(width / note["size"][0] - 1.2) < 0.01
+
+
+def problems(view: dict[str, Any], width: int, height: int, chrome_ok: bool = False) -> list[str]:
+    """A node partly off screen or covered (by another node or the frontend's chrome), or a note whose text is cut.
+    ``chrome_ok``: a node under the frontend's bottom-right chrome (minimap, canvas controls) is tolerated: after the
+    frontend's own fit view, which we do not lay out."""
+    out: list[str] = []
+    for n in view["nodes"]:
+        where = f"node {n['id']} '{n['title']}' at {[round(v) for v in n['box']]}"
+        left, top, right, bottom = n["box"]
+        if not (0 <= left and right <= width and 0 <= top and bottom <= height):
+            out.append(f"{where}: not entirely on screen")
+        covered = [c[:3] for c in n["covered"] if not (chrome_ok and c[3])]  # c[3]: the point is on that chrome
+        if covered:
+            out.append(f"{where}: covered at {covered}")
+        text = n["note"]
+        if text is not None and (text["content"] > text["shown"] + 1 or (text["last"] or 0) > bottom + 1):
+            out.append(f"{where}: the note's text is cut ({text})")
+    return out
