@@ -11,7 +11,8 @@ out/browser/ui/.
   geometry (1.47, 1.53: what ComfyUI 0.38 ships) the saved view must show every node on screen, uncovered, and the
   whole note. Where it rescales the geometry and then restores the classic view (1.32; headless/nodes2.py says why
   no saved view can fit there) the user's one step is the frontend's "Fit View" (docs/workflows.md): after it, the
-  same checks, a node under the minimap tolerated (that fit is the frontend's, not ours).
+  same checks, a node under the frontend's bottom-right minimap or canvas controls tolerated (that fit is the
+  frontend's, not ours).
 """
 
 from __future__ import annotations
