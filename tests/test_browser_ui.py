@@ -10,9 +10,8 @@ out/browser/ui/.
 - **Nodes 2.0**: the setting on, each workflow opened as Workflow › Open does. Where the frontend keeps the file's
   geometry (1.47, 1.53: what ComfyUI 0.38 ships) the saved view must show every node on screen, uncovered, and the
   whole note. Where it rescales the geometry and then restores the classic view (1.32; headless/nodes2.py says why
-  no saved view can fit there) the user's one step is the frontend's "Fit View" (docs/workflows.md): after it, the
-  same checks, a node under the frontend's bottom-right minimap or canvas controls tolerated (that fit is the
-  frontend's, not ours).
+  no saved view can fit there) the pack's frontend extension fits the view: after it, the same checks, a node under
+  the frontend's bottom-right minimap or canvas controls tolerated (that fit is the frontend's computation).
 """
 
 from __future__ import annotations
@@ -55,6 +54,11 @@ HELP_SHOWN = """() => {
 }"""
 
 
+def test_the_pack_frontend_extension_is_registered(page):
+    names = page.evaluate("() => (app.extensions || []).map(e => e.name)")
+    assert "comfyui-dype-sega.FitRescaledView" in names, "nodes/web/fit_rescaled_view.js did not load"
+
+
 def test_node_help_opens_from_the_selection_toolbox(page):
     browser.open_file(page, runner.WORKFLOWS_DIR / HELP_WORKFLOW)
     page.wait_for_timeout(1000)  # 1.53 opens its template browser on a first start a moment late
@@ -89,8 +93,8 @@ def test_workflow_fits_with_nodes_2(page, path: Path):
     browser.open_file(page, path)
     nodes2.settled(page, len(wf["nodes"]))
     rescaled = nodes2.rescaled(page, wf)
-    if rescaled:  # frontend 1.32: the saved view cannot fit (headless/nodes2.py); the user fits the view
-        nodes2.fit_view(page)
+    if rescaled:  # frontend 1.32: the saved view cannot fit (headless/nodes2.py); the pack's extension fits it
+        nodes2.refitted(page, wf["extra"]["ds"]["scale"])
         nodes2.settled(page, len(wf["nodes"]))
     page.screenshot(path=ARTIFACTS / f"nodes 2.0 {path.stem}.png")
     assert browser.visible_dialogs(page) == []

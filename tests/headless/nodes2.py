@@ -7,8 +7,8 @@ on screen, probed at nine points for what covers it, and the note's markdown for
 Frontend 1.32 rescales a classic workflow's geometry 1.2× when it opens it with Nodes 2.0 on (``Comfy.VueNodes
 .AutoScaleLayout``, on by default: ``ensureCorrectLayoutScale``) and then restores the file's saved view over the
 compensating zoom (``app.loadGraphData``: the scale first, ``extra.ds`` after), so no view saved for the classic
-renderer fits there; 1.47 and 1.53 keep the saved geometry. ``rescaled`` detects the 1.32 behaviour from the graph
-itself, never from a version number.
+renderer fits there; the pack's frontend extension (nodes/web/fit_rescaled_view.js) then fits the view. 1.47 and
+1.53 keep the saved geometry. ``rescaled`` detects the 1.32 behaviour from the graph itself, never from a version.
 """
 
 from __future__ import annotations
@@ -51,10 +51,10 @@ def settled(page, count: int) -> None:
     }""", polling=250, timeout=30_000)
 
 
-def fit_view(page) -> None:
-    """The frontend's "Fit View" (the "." key), as a user presses it; with Nodes 2.0 it animates (350 ms)."""
-    page.evaluate("app.extensionManager.command.execute('Comfy.Canvas.FitView')")
-    page.wait_for_timeout(500)
+def refitted(page, saved_scale: float) -> None:
+    """Wait for the pack's fit of a rescaled graph (nodes/web/fit_rescaled_view.js): the view leaves the saved zoom,
+    then settles."""
+    page.wait_for_function("s => Math.abs(app.canvas.ds.scale - s) > 1e-3", arg=saved_scale, timeout=15_000)
 
 
 def rescaled(page, workflow: dict[str, Any]) -> bool:
@@ -67,8 +67,8 @@ def rescaled(page, workflow: dict[str, Any]) -> bool:
 
 def problems(view: dict[str, Any], width: int, height: int, chrome_ok: bool = False) -> list[str]:
     """A node partly off screen or covered (by another node or the frontend's chrome), or a note whose text is cut.
-    ``chrome_ok``: a node under the frontend's bottom-right chrome (minimap, canvas controls) is tolerated: after the
-    frontend's own fit view, which we do not lay out."""
+    ``chrome_ok``: a node under the frontend's bottom-right chrome (minimap, canvas controls) is tolerated: after a
+    fit view, which the frontend computes, not our layout."""
     out: list[str] = []
     for n in view["nodes"]:
         where = f"node {n['id']} '{n['title']}' at {[round(v) for v in n['box']]}"
