@@ -57,13 +57,6 @@ def page(session):
     return session.page
 
 
-CARDS = """() => Array.from(document.querySelectorAll('[data-testid^="template-workflow-"]'))
-    .filter(c => c.getClientRects().length)
-    .map(c => ({name: c.getAttribute('data-testid').slice('template-workflow-'.length),
-                title: c.querySelector('h3')?.innerText, top: c.getBoundingClientRect().top,
-                left: c.getBoundingClientRect().left}))"""
-
-
 # Scroll each named card into view, as a user scrolling the grid, and wait (30 s at most) for its picture to load:
 # [name, the picture's alt text, its natural width and height], or [name, null] where none loaded.
 THUMBNAILS = """async names => {
@@ -84,20 +77,9 @@ THUMBNAILS = """async names => {
 }"""
 
 
-def _templates(page):
-    """The template browser on our pack's section (a first start with the template library opens it by itself)."""
-    if not browser.visible_dialogs(page):
-        page.evaluate("app.extensionManager.command.execute('Comfy.BrowseTemplates')")
-        page.wait_for_function(f"() => document.querySelector('{browser.DIALOG}')", timeout=30_000)
-    dialog = page.locator(browser.DIALOG).first
-    dialog.get_by_text("comfyui-dype-sega", exact=True).first.click()
-    page.wait_for_function(f"() => ({CARDS})().length > 0", timeout=30_000)
-    return dialog
-
-
 def _cards(page) -> list[str]:
     """The cards shown, in reading order (rows, then left to right)."""
-    return [c["name"] for c in sorted(page.evaluate(CARDS), key=lambda c: (round(c["top"]), c["left"]))]
+    return [c["name"] for c in sorted(page.evaluate(browser.CARDS), key=lambda c: (round(c["top"]), c["left"]))]
 
 
 def _all_cards(page) -> list[str]:
@@ -110,7 +92,7 @@ def _all_cards(page) -> list[str]:
             return names
         page.locator('[data-testid^="template-workflow-"]').last.scroll_into_view_if_needed()
         try:
-            page.wait_for_function(f"n => ({CARDS})().length > n", arg=len(names), timeout=600)
+            page.wait_for_function(f"n => ({browser.CARDS})().length > n", arg=len(names), timeout=600)
         except PlaywrightTimeout:
             return _cards(page)
         names = _cards(page)
@@ -126,7 +108,7 @@ def _search(page, dialog, text: str) -> list[str]:
     before = _cards(page)
     dialog.get_by_placeholder("Search", exact=False).first.fill(text)
     try:
-        page.wait_for_function(f"""b => {{ const now = new Set(({CARDS})().map(c => c.name));
+        page.wait_for_function(f"""b => {{ const now = new Set(({browser.CARDS})().map(c => c.name));
             return now.size !== b.length || b.some(n => !now.has(n)); }}""", arg=before, timeout=1500)
     except PlaywrightTimeout:  # the same cards as before: the 1.5 s waited covers the debounce
         pass
@@ -135,7 +117,7 @@ def _search(page, dialog, text: str) -> list[str]:
 
 
 def test_template_cards_show_ours_sort_first_and_are_found(page):
-    dialog = _templates(page)
+    dialog = browser.open_templates(page)
     _PAGE["size"] = len(_cards(page))
     stems = sorted(p.stem for p in WORKFLOWS)
     assert sorted(_all_cards(page)) == stems
@@ -154,7 +136,7 @@ def test_template_cards_show_ours_sort_first_and_are_found(page):
     dialog.screenshot(path=ARTIFACTS / "template dialog A-Z.png")
     # What that picture shows, for scripts/docs_screenshots.py's record (docs/pictures.json)
     box = dialog.bounding_box()
-    shown = [c["name"] for c in sorted(page.evaluate(CARDS), key=lambda c: (round(c["top"]), c["left"]))
+    shown = [c["name"] for c in sorted(page.evaluate(browser.CARDS), key=lambda c: (round(c["top"]), c["left"]))
              if box and box["y"] <= c["top"] < box["y"] + box["height"]]
     (ARTIFACTS / "template dialog A-Z.json").write_text(json.dumps(shown, ensure_ascii=False), encoding="utf-8")
     # The template search finds every card by the words on it: its recipe, "video", the size, the model. 1.32 and
@@ -205,7 +187,7 @@ def _model(stem: str) -> str:
 def test_a_template_card_opens_at_the_saved_view(page):
     """1.32 restores the file's extra.ds for a card, 1.47 fits the graph to the window: the generator saves that fit."""
     if not browser.visible_dialogs(page):
-        _templates(page)
+        browser.open_templates(page)
     name = FEATURED[1]
     wf = json.loads((runner.WORKFLOWS_DIR / name).read_text(encoding="utf-8"))
     card = page.locator(f'[data-testid="template-workflow-{Path(name).stem}"]')

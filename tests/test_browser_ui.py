@@ -11,7 +11,8 @@ out/browser/ui/.
   geometry (1.47, 1.53: what ComfyUI 0.38 ships) the saved view must show every node on screen, uncovered, and the
   whole note. Where it rescales the geometry and then restores the classic view (1.32; headless/nodes2.py says why
   no saved view can fit there) the pack's frontend extension fits the view: after it, the same checks, a node under
-  the frontend's bottom-right minimap or canvas controls tolerated (that fit is the frontend's computation).
+  the frontend's bottom-right minimap or canvas controls tolerated (that fit is the frontend's computation); and
+  one template card opened with Nodes 2.0 on (1.47 and 1.53 fit a card's graph themselves).
 """
 
 from __future__ import annotations
@@ -102,3 +103,30 @@ def test_workflow_fits_with_nodes_2(page, path: Path):
     if not rescaled:
         assert view["scale"] == pytest.approx(wf["extra"]["ds"]["scale"], abs=1e-6), "not the saved view"
     assert nodes2.problems(view, **browser.VIEWPORT, chrome_ok=rescaled) == []
+
+
+def test_a_template_card_fits_with_nodes_2(page):
+    """A card opened with Nodes 2.0 on (after the workflows above, so the setting is on): 1.32 restores the saved
+    view, then the pack's extension fits it; 1.47 and 1.53 fit a card's graph themselves."""
+    if not page.evaluate("() => app.extensionManager.setting.get('Comfy.VueNodes.Enabled')"):
+        page.evaluate(nodes2.ENABLE)
+    browser.close_dialogs(page)
+    page.evaluate("app.extensionManager.command.execute('Comfy.NewBlankWorkflow')")
+    page.wait_for_function("() => app.graph.nodes.length === 0", timeout=30_000)
+    # the grid shows a first page of cards in the host's order: search for the card, as a user would
+    browser.open_templates(page).get_by_placeholder("Search", exact=False).first.fill("FLUX.1-Krea-dev")
+    wf = json.loads((runner.WORKFLOWS_DIR / HELP_WORKFLOW).read_text(encoding="utf-8"))
+    card = page.locator(f'[data-testid="template-workflow-{Path(HELP_WORKFLOW).stem}"]')
+    card.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)  # the grid settles: a click mid-render is lost
+    card.click(no_wait_after=True)  # no_wait_after: frontend 1.53 routes the page to the opened workflow
+    browser.wait_for_graph(page, wf)
+    nodes2.settled(page, len(wf["nodes"]))
+    if nodes2.rescaled(page, wf):
+        nodes2.refitted(page, wf["extra"]["ds"]["scale"])
+    page.mouse.move(0, 0)  # off the canvas: no tooltip of the input under the pointer
+    page.wait_for_timeout(500)  # 1.47 and 1.53 fit in a later frame
+    nodes2.settled(page, len(wf["nodes"]))
+    page.screenshot(path=ARTIFACTS / "nodes 2.0 opened from its card.png")
+    assert browser.visible_dialogs(page) == []
+    assert nodes2.problems(page.evaluate(nodes2.ON_SCREEN), **browser.VIEWPORT, chrome_ok=True) == []

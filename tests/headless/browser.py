@@ -114,6 +114,25 @@ def close_dialogs(page) -> None:
     raise AssertionError(f"a dialog does not close: {visible_dialogs(page)}")
 
 
+# The template cards shown: name, title and where.
+CARDS = """() => Array.from(document.querySelectorAll('[data-testid^="template-workflow-"]'))
+    .filter(c => c.getClientRects().length)
+    .map(c => ({name: c.getAttribute('data-testid').slice('template-workflow-'.length),
+                title: c.querySelector('h3')?.innerText, top: c.getBoundingClientRect().top,
+                left: c.getBoundingClientRect().left}))"""
+
+
+def open_templates(page):
+    """The template browser on our pack's section (a first start with the template library opens it by itself)."""
+    if not visible_dialogs(page):
+        page.evaluate("app.extensionManager.command.execute('Comfy.BrowseTemplates')")
+        page.wait_for_function(f"() => document.querySelector('{DIALOG}')", timeout=30_000)
+    dialog = page.locator(DIALOG).first
+    dialog.get_by_text("comfyui-dype-sega", exact=True).first.click()
+    page.wait_for_function(f"() => ({CARDS})().length > 0", timeout=30_000)
+    return dialog
+
+
 def drawn(page) -> None:
     """Two animation frames: the canvas and the DOM widgets are drawn for the current graph."""
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
