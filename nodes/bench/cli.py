@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from ...spectral.command_line import USAGE_ERROR, OneLineParser
+from ...spectral.command_line import USAGE_ERROR, OneLineParser, bounded
 from .embedder_rows import Case, embedder_row
 from .hiflow_rows import hiflow_row
 from .model import boot
@@ -28,25 +28,6 @@ from .whole_sampling import whole_sampling
 
 def _fmt(value: float) -> str:
     return f"{value:.1f}" if value >= 1 else f"{value:.2f}"
-
-
-def _count(low: int, high: int, multiple: int = 1, zero: bool = False):
-    """An argparse ``type``: an integer in [low, high] (a multiple of ``multiple``; or 0 where ``zero``)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if zero and value == 0:
-            return 0
-        if not low <= value <= high or value % multiple:
-            step = f", a multiple of {multiple}" if multiple > 1 else ""
-            raise argparse.ArgumentTypeError(f"must be {'0 or ' if zero else ''}between {low} and {high}{step}, "
-                                             f"got {text}")
-        return value
-
-    return parse
 
 
 def _output(text: str) -> Path:
@@ -99,20 +80,20 @@ def _hiflow_lines(side: int, runs: int, device: torch.device) -> list[str]:
 
 def main(argv: Sequence[str], prog: str = "bench") -> int:
     parser = OneLineParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    side = _count(16, 65536, multiple=16)  # one Flux / Qwen-Image token is 16 px
+    side = bounded(int, 16, 65536, multiple=16)  # one Flux / Qwen-Image token is 16 px
     parser.add_argument("--sides", type=side, nargs="+", default=[1024, 2048, 4096, 8192], help="Flux sizes, px")
     parser.add_argument("--qwen-sides", type=side, nargs="*", default=[4096], help="Qwen-Image sizes, px")
-    parser.add_argument("--batch", type=_count(1, 64), nargs="+", default=[1, 2])
-    parser.add_argument("--repeats", type=_count(1, 1000), default=5, help="timed rounds per embedder row (8192²: 3)")
-    parser.add_argument("--sampling-side", type=_count(64, 65536, multiple=32, zero=True), default=2048,
+    parser.add_argument("--batch", type=bounded(int, 1, 64), nargs="+", default=[1, 2])
+    parser.add_argument("--repeats", type=bounded(int, 1, 1000), default=5, help="timed rounds per embedder row (8192²: 3)")
+    parser.add_argument("--sampling-side", type=bounded(int, 64, 65536, multiple=32, zero=True), default=2048,
                         help="whole-sampling size, px, a multiple of 32 (its warm-up samples at half) (0: skip)")
-    parser.add_argument("--sampling-runs", type=_count(1, 100), default=2, help="interleaved runs per variant")
-    parser.add_argument("--hiflow-side", type=_count(16, 4096, multiple=16, zero=True), default=128,
+    parser.add_argument("--sampling-runs", type=bounded(int, 1, 100), default=2, help="interleaved runs per variant")
+    parser.add_argument("--hiflow-side", type=bounded(int, 16, 4096, multiple=16, zero=True), default=128,
                         help="HiFlow cascade vs one pass: the tiny FLUX's base size, px (final 4x; 0: skip)")
-    parser.add_argument("--hiflow-runs", type=_count(1, 100), default=2, help="interleaved runs per route")
+    parser.add_argument("--hiflow-runs", type=bounded(int, 1, 100), default=2, help="interleaved runs per route")
     parser.add_argument("--hiflow-only", action="store_true", help="print only the HiFlow table")
-    parser.add_argument("--blocks", type=_count(0, 64), nargs=2, default=[1, 1], metavar=("DOUBLE", "SINGLE"))
-    parser.add_argument("--threads", type=_count(1, 1024), default=1,
+    parser.add_argument("--blocks", type=bounded(int, 0, 64), nargs=2, default=[1, 1], metavar=("DOUBLE", "SINGLE"))
+    parser.add_argument("--threads", type=bounded(int, 1, 1024), default=1,
                         help="CPU threads (1: steadier on a shared machine)")
     parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile facts")
     parser.add_argument("--output", type=_output, default=None, help="append the tables to this Markdown file")
@@ -130,7 +111,7 @@ def main(argv: Sequence[str], prog: str = "bench") -> int:
     if device.type == "cpu":
         torch.set_num_threads(args.threads)
     started = time.perf_counter()
-    lines = [f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {device}"
+    lines = [f"Machine: {platform.machine()}, {os.cpubounded(int, )} CPUs, {device}"
              f"{' ' + torch.cuda.get_device_name(device) if device.type == 'cuda' else ''}, torch {torch.__version__}"
              f", {torch.get_num_threads()} threads; load average at start "
              f"{', '.join(f'{v:.1f}' for v in os.getloadavg())}", "",

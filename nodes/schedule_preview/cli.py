@@ -3,36 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from ...rope import PositionSchedule
 from ...spectral import ALLOCATIONS, RECIPES, REFERENCE_RULES, SegaSettings
-from ...spectral.command_line import OneLineParser
+from ...spectral.command_line import OneLineParser, bounded
 from ..families import ADAPTERS
 from .figure import render
 from .request import PreviewRequest
 
 MAX_SIDE_PX = 65536
 MAX_STEPS = 200  # as the node; the picture is 12 px wide per step
-
-
-def _bounded(kind: type, low: float, high: float):
-    """An argparse ``type`` that accepts finite numbers in [low, high] and says why otherwise (exit status 2)."""
-
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, "
-                                             f"got {text!r}") from None
-        if not math.isfinite(value) or not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g}, got {text}")
-        return value
-
-    return parse
 
 
 def _image_path(text: str) -> Path:
@@ -54,23 +37,23 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     """``schedule-preview``: write the preview PNG. Usage errors exit with status 2, write errors with 1."""
     parser = OneLineParser(prog=prog, description="Draw the DyPE/SEGA schedule for a target size.")
     parser.add_argument("--family", default="flux", choices=[a.name for a in ADAPTERS])
-    parser.add_argument("--width", type=_bounded(int, 16, MAX_SIDE_PX), default=4096, help="pixels")
-    parser.add_argument("--height", type=_bounded(int, 16, MAX_SIDE_PX), default=4096, help="pixels")
-    parser.add_argument("--steps", type=_bounded(int, 1, MAX_STEPS), default=28)
-    parser.add_argument("--shift", type=_bounded(float, 1e-3, 100.0), default=None,
+    parser.add_argument("--width", type=bounded(int, 16, MAX_SIDE_PX), default=4096, help="pixels")
+    parser.add_argument("--height", type=bounded(int, 16, MAX_SIDE_PX), default=4096, help="pixels")
+    parser.add_argument("--steps", type=bounded(int, 1, MAX_STEPS), default=28)
+    parser.add_argument("--shift", type=bounded(float, 1e-3, 100.0), default=None,
                         help="default: the family's (Flux mu 1.15, Qwen 3.1)")
     parser.add_argument("--method", default="yarn", choices=["yarn", "ntk", "pi", "off"])
     parser.add_argument("--static", action="store_true", help="static extrapolation instead of DyPE")
-    parser.add_argument("--lambda-t", type=_bounded(float, 0.0, 64.0), default=2.0)
-    parser.add_argument("--lambda-s", type=_bounded(float, 0.0, 64.0), default=2.0)
-    parser.add_argument("--base-resolution", type=_bounded(float, 0.0, MAX_SIDE_PX),
+    parser.add_argument("--lambda-t", type=bounded(float, 0.0, 64.0), default=2.0)
+    parser.add_argument("--lambda-s", type=bounded(float, 0.0, 64.0), default=2.0)
+    parser.add_argument("--base-resolution", type=bounded(float, 0.0, MAX_SIDE_PX),
                         default=0.0, help="trained resolution in pixels; 0 = the family default")
     parser.add_argument("--no-sega", action="store_true", help="show YaRN's scalar temperature instead of SEGA's")
     parser.add_argument("--sega-alone", action="store_true",
                         help="SEGA Attention without DyPE: its recipe's static NTK positions")
     parser.add_argument("--allocation", default="rank", choices=list(ALLOCATIONS), help="SEGA allocation")
     parser.add_argument("--m-ref", default="power", choices=list(REFERENCE_RULES), help="SEGA m_ref rule")
-    parser.add_argument("--floor", type=_bounded(float, 0.0, 4.0), default=1.0, help="SEGA floor (0 = off)")
+    parser.add_argument("--floor", type=bounded(float, 0.0, 4.0), default=1.0, help="SEGA floor (0 = off)")
     parser.add_argument("--recipe", default="paper", choices=list(RECIPES),
                         help="SEGA recipe: paper (the official SEGA code), port (the diffusers port), refined (ours)")
     parser.add_argument("--out", type=_image_path, default=Path("dype_schedule.png"),
