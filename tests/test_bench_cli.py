@@ -3,8 +3,8 @@ never a traceback, and all of it is decided before ComfyUI boots.
 
 In-process through the pack's ``__main__`` (as tests/test_hf_energy.py does) with ``COMFYUI_PATH`` pointing at an
 empty folder: a bad argument must be reported instead of that folder, so the arguments are checked first, and
-nothing here can boot ComfyUI (the bench itself, which does, is not a test: see BENCHMARKS.md). The entry point
-itself runs in a subprocess once.
+none of those can boot ComfyUI. The entry point runs in a subprocess twice: without ComfyUI, and once whole at the
+smallest sizes on the test host, where only what it prints is checked (its timings are not a test: BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -78,3 +78,20 @@ def test_no_comfyui_at_all_is_one_line_from_the_shell(tmp_path):
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and "ComfyUI not found" in result.stderr, result.stderr
     assert "COMFYUI_PATH=/path/to/ComfyUI" in result.stderr
+
+
+def test_the_smallest_whole_run_prints_its_tables(tmp_path):
+    """The command end to end on this host, as a user runs it, at sizes that take seconds (not timed: only what it
+    prints is checked)."""
+    import host
+
+    env = {**os.environ, "COMFYUI_PATH": str(host.comfyui_root())}
+    result = subprocess.run([sys.executable, str(PACK), "bench", "--sides", "1024", "--qwen-sides", "--batch", "1",
+                             "--repeats", "1", "--sampling-side", "64", "--sampling-runs", "1", "--hiflow-side", "0",
+                             "--no-compile"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600,
+                            check=False)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert f"{os.cpu_count()} CPUs" in result.stdout
+    for row in ("| Flux 1024² B1 |", "| whole sampling, s (median [min–max] of 1) |",
+                "| whole sampling, ours / stock of each round (median [min–max]) |", "Bench wall time:"):
+        assert row in result.stdout, row

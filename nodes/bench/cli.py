@@ -111,7 +111,7 @@ def main(argv: Sequence[str], prog: str = "bench") -> int:
     if device.type == "cpu":
         torch.set_num_threads(args.threads)
     started = time.perf_counter()
-    lines = [f"Machine: {platform.machine()}, {os.cpubounded(int, )} CPUs, {device}"
+    lines = [f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {device}"
              f"{' ' + torch.cuda.get_device_name(device) if device.type == 'cuda' else ''}, torch {torch.__version__}"
              f", {torch.get_num_threads()} threads; load average at start "
              f"{', '.join(f'{v:.1f}' for v in os.getloadavg())}", "",
