@@ -87,9 +87,8 @@ def test_workflow_fits_with_nodes_2(page, path: Path):
     lacks = runner.host_lacks(runner.load_workflow(path))
     if lacks:
         pytest.skip(f"{path.stem}: {lacks}")
-    if not page.evaluate("() => app.extensionManager.setting.get('Comfy.VueNodes.Enabled')"):
-        page.evaluate(nodes2.ENABLE)
-        browser.close_dialogs(page)
+    nodes2.enable(page)
+    browser.close_dialogs(page)
     wf = json.loads(path.read_text(encoding="utf-8"))
     browser.open_file(page, path)
     nodes2.settled(page, len(wf["nodes"]))
@@ -108,8 +107,7 @@ def test_workflow_fits_with_nodes_2(page, path: Path):
 def test_a_template_card_fits_with_nodes_2(page):
     """A card opened with Nodes 2.0 on (after the workflows above, so the setting is on): 1.32 restores the saved
     view, then the pack's extension fits it; 1.47 and 1.53 fit a card's graph themselves."""
-    if not page.evaluate("() => app.extensionManager.setting.get('Comfy.VueNodes.Enabled')"):
-        page.evaluate(nodes2.ENABLE)
+    nodes2.enable(page)
     browser.close_dialogs(page)
     page.evaluate("app.extensionManager.command.execute('Comfy.NewBlankWorkflow')")
     page.wait_for_function("() => app.graph.nodes.length === 0", timeout=30_000)

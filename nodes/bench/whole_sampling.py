@@ -46,7 +46,7 @@ def whole_sampling(side: int, steps: int, runs: int, blocks: tuple[int, int], de
         times = {name: [] for name in models}
         names = list(models)
         for round_ in range(runs):  # rotate: neither variant always goes first
-            for name in names[round_ % 2:] + names[:round_ % 2]:
+            for name in names[round_ % len(names):] + names[:round_ % len(names)]:
                 start = time.perf_counter()
                 sample(models[name], side, steps, cfg)
                 sync(device)

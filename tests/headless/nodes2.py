@@ -15,7 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
-ENABLE = "() => app.extensionManager.setting.set('Comfy.VueNodes.Enabled', true)"
+
+def enable(page) -> None:
+    """The setting on, as the Settings dialog sets it (once per session: later calls find it on)."""
+    if not page.evaluate("() => app.extensionManager.setting.get('Comfy.VueNodes.Enabled')"):
+        page.evaluate("() => app.extensionManager.setting.set('Comfy.VueNodes.Enabled', true)")
+
 
 # Every node element on screen: its box (CSS px), the points inside it where another element is hit first, and for
 # the note its markdown's full and shown heights and where its last paragraph ends.
@@ -39,6 +44,7 @@ ON_SCREEN = """() => {
   return {scale: app.canvas.ds.scale, nodes: out};
 }"""
 
+
 def settled(page, count: int) -> None:
     """Wait until ``count`` node elements exist and they and the view stop moving (content sizes them a frame late)."""
     page.wait_for_function("n => document.querySelectorAll('[data-node-id]').length === n", arg=count, timeout=30_000)
@@ -52,8 +58,8 @@ def settled(page, count: int) -> None:
 
 
 def refitted(page, saved_scale: float) -> None:
-    """Wait for the pack's fit of a rescaled graph (nodes/web/fit_rescaled_view.js): the view leaves the saved zoom,
-    then settles."""
+    """Wait for the pack's fit of a rescaled graph (nodes/web/fit_rescaled_view.js): the view leaves the saved zoom
+    (``settled`` then waits for it to stop moving)."""
     page.wait_for_function("s => Math.abs(app.canvas.ds.scale - s) > 1e-3", arg=saved_scale, timeout=15_000)
 
 
