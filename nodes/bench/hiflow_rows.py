@@ -46,12 +46,15 @@ def _tiny_vae(device: torch.device):
     return vae
 
 
-def _counting(model, grids: list, seconds: list, device: torch.device):
-    """A clone whose every model call files its latent grid (rows, cols, batch) and its wall time."""
+def _counting(model, grids: list, seconds: list, device: torch.device, calls: dict):
+    """A clone whose every model call files its latent grid (rows, cols, batch) and its wall time; ``calls`` keeps
+    the arguments of the first call of each grid (tiny_flops replays them)."""
     import comfy.patcher_extension as ext
 
     def wrapper(executor, x, *args, **kwargs):
-        grids.append((x.shape[-2], x.shape[-1], x.shape[0]))
+        grid = (x.shape[-2], x.shape[-1], x.shape[0])
+        grids.append(grid)
+        calls.setdefault(grid, (x, args, kwargs))
         start = time.perf_counter()
         out = executor(x, *args, **kwargs)
         sync(device)
@@ -78,6 +81,33 @@ def _counting_vae(vae, passes: list, seconds: list, device: torch.device):
 
     vae.encode, vae.decode = timed("encode", vae.encode), timed("decode", vae.decode)
     return vae
+
+
+def _cpu_flash_attention_flops(query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs) -> int:
+    from torch.utils.flop_counter import sdpa_flop_count
+
+    return sdpa_flop_count(query_shape, key_shape, value_shape)
+
+
+def tiny_flops(model, calls: dict) -> dict:
+    """FLOPs of one call of the tiny model at each filed grid, counted: the first call's arguments replayed through
+    the BaseModel's own apply_model (no wrappers, the stock table: RoPE tables are not matrix work) under
+    FlopCounterMode. Matrix products, convolutions and attention; PyTorch's counter has no formula for the CPU's
+    flash attention, so that one is given (the same formula as its CUDA kernels')."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    mapping = {}
+    cpu_flash = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
+    if cpu_flash is not None:
+        mapping[cpu_flash] = _cpu_flash_attention_flops
+    flops = {}
+    with torch.no_grad():
+        for grid, (x, args, kwargs) in calls.items():
+            t, c_concat, c_crossattn, control = args[:4]
+            with FlopCounterMode(display=False, custom_mapping=mapping) as counter:
+                model.model.apply_model(x, t, c_concat, c_crossattn, control, {}, **kwargs)
+            flops[grid] = float(counter.get_total_flops())
+    return flops
 
 
 def _real_vae_flops(passes: list, base: int) -> float:
@@ -113,7 +143,8 @@ def hiflow_row(base_side: int, runs: int, device: torch.device, cfg: float = 1.0
     in_model = {name: [0.0] for name in grids}
     passes, in_vae = [], [0.0]
     vae = _counting_vae(_tiny_vae(device), passes, in_vae, device)
-    models = {name: _counting(model, grids[name], in_model[name], device) for name in grids}
+    first_calls = {}
+    models = {name: _counting(model, grids[name], in_model[name], device, first_calls) for name in grids}
 
     def one_pass():
         latent = torch.zeros(1, 16, final, final)
@@ -144,7 +175,9 @@ def hiflow_row(base_side: int, runs: int, device: torch.device, cfg: float = 1.0
             vae_times[name].append(in_vae[0])
             vae_passes[name] = list(passes)
     nominal = [base] + [int(base * s) for s in settings.scales]
-    return {name: {"seconds": statistics.median(v), "model_seconds": statistics.median(model_times[name]),
+    per_grid = tiny_flops(model, first_calls)
+    return {name: {"tiny_flops": sum(per_grid[grid] for grid in grids[name]),
+                   "seconds": statistics.median(v), "model_seconds": statistics.median(model_times[name]),
                    "vae_seconds": statistics.median(vae_times[name]), "calls": len(grids[name]),
                    "no_vae_seconds": statistics.median(t - u for t, u in zip(v, vae_times[name], strict=True)),
                    "vae_passes": len(vae_passes[name]),
