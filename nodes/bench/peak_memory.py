@@ -116,7 +116,8 @@ def in_child(module: str, function: str, payload: dict) -> dict:
         f"result = getattr(importlib.import_module({module!r}), {function!r})(json.loads(sys.argv[1]))\n"
         "print(json.dumps(result))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code, json.dumps(payload)], capture_output=True, text=True,
+    no_site = ["-S"] if sys.flags.no_site else []  # a Python without its site-packages (gpu-check's dry run) stays so
+    done = subprocess.run([sys.executable, *no_site, "-c", code, json.dumps(payload)], capture_output=True, text=True,
                           env={**os.environ, **CHILD_ENV, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
                           check=False)
     if done.returncode != 0:
