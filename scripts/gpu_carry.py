@@ -122,6 +122,9 @@ def unpack(carry: Path, dest: Path) -> None:
     for name in ("hosts.tar.xz", "site.tar.xz"):
         with lzma.open(carry / name) as stream, tarfile.open(fileobj=stream, mode="r|") as tar:
             tar.extractall(dest, filter="data") if hasattr(tarfile, "data_filter") else tar.extractall(dest)  # noqa: S202
+    manifest = json.loads((carry / "manifest.json").read_text(encoding="utf-8"))
+    print(f"unpacked ComfyUI {', '.join(h['version'] for h in manifest['hosts'].values())} and "
+          f"{', '.join(manifest['packages'])} into {dest}")
 
 
 def _canonical(name: str) -> str:
