@@ -118,6 +118,7 @@ def test_one_part_alone_prints_its_figures(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     assert "Per model call" not in result.stdout and "Per run:" not in result.stdout
     assert "| FLOPs of those model calls on the tiny model, GFLOP (counted) |" in result.stdout
+    assert "| the same calls, CPU time of this process, s (a second clock) |" in result.stdout  # the test host: CPU
     lines = summary.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 2 and lines[1].startswith("HiFlow vs one pass, tiny FLUX 32² -> 128²: model-call time "), lines
-    assert "beside the tiny model's FLOPs" in lines[1]
+    assert "(CPU time " in lines[1] and "beside the tiny model's FLOPs" in lines[1]

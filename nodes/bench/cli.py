@@ -141,8 +141,8 @@ def main(argv: Sequence[str], prog: str = "bench") -> int:
                      *run_lines]
     if "hiflow" in parts:
         row = hiflow_row(args.hiflow_side, args.hiflow_runs, device)
-        summary.note(hiflow_summary(args.hiflow_side, args.hiflow_runs, row))
-        run_lines += hiflow_lines(args.hiflow_side, args.hiflow_runs, row)
+        summary.note(hiflow_summary(args.hiflow_side, args.hiflow_runs, row, device.type == "cpu"))
+        run_lines += hiflow_lines(args.hiflow_side, args.hiflow_runs, row, device.type == "cpu")
     print("\n".join(run_lines), flush=True)
     lines += run_lines
     lines.append(f"\nBench wall time: {time.perf_counter() - started:.0f} s.")

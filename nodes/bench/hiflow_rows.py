@@ -47,18 +47,20 @@ def _tiny_vae(device: torch.device):
 
 
 def _counting(model, grids: list, seconds: list, device: torch.device, calls: dict):
-    """A clone whose every model call files its latent grid (rows, cols, batch) and its wall time; ``calls`` keeps
-    the arguments of the first call of each grid (tiny_flops replays them)."""
+    """A clone whose every model call files its latent grid (rows, cols, batch), its wall time (``seconds[0]``) and
+    this process's CPU time (``seconds[1]``, a second clock: on the CPU it barely moves with other processes' load);
+    ``calls`` keeps the arguments of the first call of each grid (tiny_flops replays them)."""
     import comfy.patcher_extension as ext
 
     def wrapper(executor, x, *args, **kwargs):
         grid = (x.shape[-2], x.shape[-1], x.shape[0])
         grids.append(grid)
         calls.setdefault(grid, (x, args, kwargs))
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         out = executor(x, *args, **kwargs)
         sync(device)
         seconds[0] += time.perf_counter() - start
+        seconds[1] += time.process_time() - start_cpu
         return out
 
     clone = model.clone()
@@ -141,7 +143,7 @@ def hiflow_row(base_side: int, runs: int, device: torch.device, cfg: float = 1.0
     model = tiny_flux(1, 1, 1, device)
     positive, negative = flux_cond(16, 1), flux_cond(16, 2)
     grids = {"one pass": [], "HiFlow": []}
-    in_model = {name: [0.0] for name in grids}
+    in_model = {name: [0.0, 0.0] for name in grids}
     passes, in_vae = [], [0.0]
     vae = _counting_vae(_tiny_vae(device), passes, in_vae, device)
     first_calls = {}
@@ -160,6 +162,7 @@ def hiflow_row(base_side: int, runs: int, device: torch.device, cfg: float = 1.0
     routes = {"one pass": one_pass, "HiFlow": cascade}
     times = {name: [] for name in routes}
     model_times = {name: [] for name in routes}
+    model_cpu = {name: [] for name in routes}
     vae_times = {name: [] for name in routes}
     vae_passes = {name: [] for name in routes}
     for route in routes.values():  # warm-up round, untimed: first-call work (kernels, plans, allocator) and the
@@ -169,18 +172,20 @@ def hiflow_row(base_side: int, runs: int, device: torch.device, cfg: float = 1.0
         for name in order:
             grids[name].clear()
             passes.clear()
-            in_model[name][0] = in_vae[0] = 0.0
+            in_model[name][0] = in_model[name][1] = in_vae[0] = 0.0
             start = time.perf_counter()
             routes[name]()
             sync(device)
             times[name].append(time.perf_counter() - start)
             model_times[name].append(in_model[name][0])
+            model_cpu[name].append(in_model[name][1])
             vae_times[name].append(in_vae[0])
             vae_passes[name] = list(passes)
     nominal = [base] + [int(base * s) for s in settings.scales]
     per_grid = tiny_flops(model, first_calls)
     return {name: {"tiny_flops": sum(per_grid[grid] for grid in grids[name]),
                    "seconds": statistics.median(v), "model_seconds": statistics.median(model_times[name]),
+                   "model_cpu_seconds": statistics.median(model_cpu[name]),
                    "vae_seconds": statistics.median(vae_times[name]), "calls": len(grids[name]),
                    "no_vae_seconds": statistics.median(t - u for t, u in zip(v, vae_times[name], strict=True)),
                    "vae_passes": len(vae_passes[name]),

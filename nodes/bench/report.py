@@ -78,7 +78,7 @@ def memory_summary(case: Case, peaks: dict[str, Peak]) -> list[str]:
     return lines
 
 
-def hiflow_lines(side: int, runs: int, row: dict) -> list[str]:
+def hiflow_lines(side: int, runs: int, row: dict, cpu: bool) -> list[str]:
     one, cascade = row["one pass"], row["HiFlow"]
     case = (f"tiny FLUX {side}² -> {side * 4}² (4x), official defaults: one pass 30 steps at {side * 4}², HiFlow "
             f"30 + 16 + 10")
@@ -94,6 +94,7 @@ def hiflow_lines(side: int, runs: int, row: dict) -> list[str]:
             "|---|---|---|---|",
             line(f"time end to end, s (median of {runs}, tiny model and tiny VAE)", "seconds"),
             line("of it inside the model calls, s", "model_seconds"),
+            *([line("the same calls, CPU time of this process, s (a second clock)", "model_cpu_seconds")] if cpu else []),
             line("FLOPs of those model calls on the tiny model, GFLOP (counted)", "tiny_flops", 1e9),
             line("of it in the VAE passes, s", "vae_seconds"),
             line("end to end without the VAE passes, s", "no_vae_seconds"),
@@ -105,13 +106,14 @@ def hiflow_lines(side: int, runs: int, row: dict) -> list[str]:
             f"{(cascade['flops'] + cascade['vae_flops']) / 1e15:.1f} | {total:.3f} |"]
 
 
-def hiflow_summary(side: int, runs: int, row: dict) -> str:
+def hiflow_summary(side: int, runs: int, row: dict, cpu: bool) -> str:
     one, cascade = row["one pass"], row["HiFlow"]
 
     def ratio(key: str) -> float:
         return cascade[key] / one[key]
 
-    return (f"HiFlow vs one pass, tiny FLUX {side}² -> {side * 4}²: model-call time {ratio('model_seconds'):.3f} "
-            f"beside the tiny model's FLOPs {ratio('tiny_flops'):.3f}; end to end {ratio('seconds'):.3f} (VAE "
+    second = f" (CPU time {ratio('model_cpu_seconds'):.3f})" if cpu else ""
+    return (f"HiFlow vs one pass, tiny FLUX {side}² -> {side * 4}²: model-call time {ratio('model_seconds'):.3f}"
+            f"{second} beside the tiny model's FLOPs {ratio('tiny_flops'):.3f}; end to end {ratio('seconds'):.3f} (VAE "
             f"{100 * cascade['vae_seconds'] / cascade['seconds']:.0f} % of the cascade); FLUX.1-dev model FLOPs "
             f"{ratio('flops'):.3f} (medians of {runs})")
