@@ -3,6 +3,7 @@ from the phases file the script writes and pytest's JUnit XML per host. Standard
 
 Usage: python scripts/gpu_check_summary.py PHASES_TSV OUTPUT_MD [HOST=JUNIT_XML ...]
 Exit status 1 when a phase or a test failed (or a host's report is missing), else 0.
+       python scripts/gpu_check_summary.py --count JUNIT_XML     one line: passed, failed, skipped (the figure line)
 """
 
 from __future__ import annotations
@@ -46,7 +47,20 @@ def read_junit(path: Path) -> dict[str, tuple[str, str]] | None:
     return results
 
 
+def count_line(path: Path) -> str:
+    results = read_junit(path)
+    if results is None:
+        return "no report (the run did not finish)"
+    states = [status.split()[0] for status, _ in results.values()]
+    failed = [name for name, (status, _) in results.items() if status == "FAIL"]
+    line = f"{states.count('pass')} passed, {len(failed)} failed, {states.count('skip')} skipped"
+    return line + (f" ({', '.join(failed)})" if failed else "")
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "--count":
+        print(count_line(Path(argv[1])))
+        return 0
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2

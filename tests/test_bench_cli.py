@@ -49,6 +49,8 @@ def _bench_here(capsys, *args: str) -> tuple[int, str]:
     (["--blocks", "-1", "1"], "argument --blocks: must be between 0 and 64, got -1"),
     (["--output", "{tmp}"], "is a directory; give a Markdown file"),
     (["--output", "{tmp}/no/such/dir/bench.md"], "does not exist"),
+    (["--summary", "{tmp}"], "is a directory; give a"),
+    (["--only", "everything"], "argument --only: invalid choice: 'everything'"),
     (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
 ])
 def test_a_bad_argument_is_one_line_before_comfyui_is_looked_for(capsys, monkeypatch, tmp_path, args, message):
@@ -86,12 +88,37 @@ def test_the_smallest_whole_run_prints_its_tables(tmp_path):
     import host
 
     env = {**os.environ, "COMFYUI_PATH": str(host.comfyui_root())}
+    summary = tmp_path / "summary.txt"
     result = subprocess.run([sys.executable, str(PACK), "bench", "--sides", "1024", "--qwen-sides", "--batch", "1",
                              "--repeats", "1", "--sampling-side", "64", "--sampling-runs", "1", "--hiflow-side", "0",
-                             "--no-compile"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600,
-                            check=False)
+                             "--no-compile", "--summary", str(summary)], capture_output=True, text=True, cwd=tmp_path,
+                            env=env, timeout=600, check=False)
     assert result.returncode == 0, result.stderr[-2000:]
     assert f"{os.cpu_count()} CPUs" in result.stdout
-    for row in ("| Flux 1024² B1 |", "| whole sampling, s (median [min–max] of 1) |",
+    for row in ("| Flux 1024² B1 |", "| stock code path | stock code path | – |",
+                "| whole sampling, s (median [min–max] of 1) |",
                 "| whole sampling, ours / stock of each round (median [min–max]) |", "Bench wall time:"):
         assert row in result.stdout, row
+    lines = summary.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("Machine: ") and len(lines) == 4, lines  # the machine, then one line per figure
+    assert lines[1].startswith("per-call time, Flux 1024² B1: stock code path"), lines[1]
+    assert all(line.startswith("whole sampling, Flux 64², 2 blocks, 4 steps, cfg ") for line in lines[2:]), lines
+
+
+def test_one_part_alone_prints_its_figures(tmp_path):
+    """``--only hiflow`` (what scripts/gpu-check.sh runs as its own phase): the HiFlow table with the tiny model's
+    counted FLOPs beside its time, and nothing else measured."""
+    import host
+
+    env = {**os.environ, "COMFYUI_PATH": str(host.comfyui_root())}
+    summary = tmp_path / "summary.txt"
+    result = subprocess.run([sys.executable, str(PACK), "bench", "--only", "hiflow", "--hiflow-side", "32",
+                             "--hiflow-runs", "1", "--summary", str(summary)], capture_output=True, text=True,
+                            cwd=tmp_path, env=env, timeout=600, check=False)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Per model call" not in result.stdout and "Per run:" not in result.stdout
+    assert "| FLOPs of those model calls on the tiny model, GFLOP (counted) |" in result.stdout
+    assert "| the same calls, CPU time of this process, s (a second clock) |" in result.stdout  # the test host: CPU
+    lines = summary.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 2 and lines[1].startswith("HiFlow vs one pass, tiny FLUX 32² -> 128²: model-call time "), lines
+    assert "(CPU time " in lines[1] and "beside the tiny model's FLOPs" in lines[1]

@@ -3,5 +3,6 @@ prints and how to read it: cli.py). A tool, not part of the nodes; it imports Co
 
 The parts: the tiny ComfyUI Flux it samples (model.py), the per-call table of the embedder (embedder_rows.py), what
 one run does per step and under torch.compile (run_facts.py), whole sampling timed (whole_sampling.py), the clocks
-(timing.py) and which frames are the pack's own (sources.py).
+(timing.py), peak memory of one call by two gauges (peak_memory.py), what it prints (report.py) and which frames
+are the pack's own (sources.py).
 """

@@ -14,9 +14,10 @@ from ..rope_patch.config import PatchConfig
 from ..rope_patch.embedder import ExtrapolatingRopeEmbedder
 from ..rope_patch.schedule import build_call_scope
 from ..rope_patch.scopes import CALL
-from ..rope_patch.token_maps import _linear_rows
-from .model import FLUX_AXES, REFINED, THETA
-from .timing import median_ms, peak_mib
+from ..rope_patch.token_maps import linear_rows
+from .model import FLUX_AXES, REFINED, THETA, boot
+from .peak_memory import Peak, allocator_peak_mib, in_child, record_peak_mib, resident_gauge_problem, resident_peak_mib
+from .timing import median_ms
 
 TEXT_TOKENS = 512  # T5 tokens of Flux/Qwen prompts as ComfyUI pads them
 SIGMA = 0.7  # a mid-schedule flow time: the dynamic schedules are fully active
@@ -57,9 +58,10 @@ class Case:
         return f"{'Flux' if self.family == 'flux' else 'Qwen'} {self.side}² B{self.batch}"
 
 
-def embedder_row(case: Case, repeats: int, device: torch.device, memory: bool) -> dict[str, float]:
+def case_calls(case: Case, device: torch.device) -> tuple[dict[str, Callable[[], torch.Tensor]], bool]:
+    """The row's variants as calls on one set of inputs, and whether the pack leaves this case's table to stock (at
+    or below the trained size the plan is empty: ours runs ComfyUI's own embedder)."""
     from comfy.ldm.flux.layers import EmbedND
-
 
     adapter = find_adapter(case.family)
     stock = EmbedND(dim=128, theta=THETA, axes_dim=FLUX_AXES)
@@ -89,13 +91,51 @@ def embedder_row(case: Case, repeats: int, device: torch.device, memory: bool) -
         "embed": _embedding_pass(case, x),
         "floor": lambda: torch.empty((case.batch, 1, ids.shape[1], 64, 2, 2), device=device).fill_(1.0),
     }
+    return fns, build_call_scope(dype("yarn"), adapter, ours, x, sigma) is None
+
+
+def embedder_row(case: Case, repeats: int, device: torch.device) -> tuple[dict[str, float], bool]:
+    """Median ms of every variant, interleaved; and whether ours is stock's code path here."""
+    fns, stock_path = case_calls(case, device)
     with torch.no_grad():
-        row = median_ms(fns, repeats, device)
-        if memory:
-            row["mem_stock"] = peak_mib(fns["stock"], device)
-            row["mem_ours"] = peak_mib(fns["yarn"], device)
-            row["mem_sega"] = peak_mib(fns["sega"], device)
-    return row
+        return median_ms(fns, repeats, device), stock_path
+
+
+MEMORY_VARIANTS = ("stock", "yarn", "sega")
+
+
+def memory_row(case: Case, device: torch.device) -> dict[str, Peak]:
+    """Peak extra memory of one call of stock, yarn and SEGA step, by both gauges (peak_memory.py). On the CPU the
+    second gauge runs in a process of its own (``resident_peaks``)."""
+    fns, _ = case_calls(case, device)
+    record = {}
+    with torch.no_grad():
+        for name in MEMORY_VARIANTS:
+            fns[name]()  # warm: first-call work and the shape caches are not one call's memory
+            record[name] = record_peak_mib(fns[name], device)
+        if device.type == "cuda":
+            return {name: Peak(record[name], allocator_peak_mib(fns[name], device), "CUDA allocator's peak")
+                    for name in MEMORY_VARIANTS}
+    problem = resident_gauge_problem()
+    if problem:
+        return {name: Peak(record[name], None, problem) for name in MEMORY_VARIANTS}
+    resident = in_child(__name__, "resident_peaks", {"family": case.family, "side": case.side, "batch": case.batch,
+                                                     "threads": torch.get_num_threads()})
+    return {name: Peak(record[name], resident[name], "resident pages' peak") for name in MEMORY_VARIANTS}
+
+
+def resident_peaks(payload: dict) -> dict[str, float]:
+    """In the gauge's own process (peak_memory.in_child): boot ComfyUI on the CPU and measure each variant's peak
+    resident pages, each call warmed first."""
+    torch.set_num_threads(payload["threads"])
+    boot()
+    fns, _ = case_calls(Case(payload["family"], payload["side"], payload["batch"]), torch.device("cpu"))
+    peaks = {}
+    with torch.no_grad():
+        for name in MEMORY_VARIANTS:
+            fns[name]()
+            peaks[name] = resident_peak_mib(fns[name])
+    return peaks
 
 
 def _embedding_pass(case: Case, x: torch.Tensor) -> Callable[[], torch.Tensor]:
@@ -103,10 +143,9 @@ def _embedding_pass(case: Case, x: torch.Tensor) -> Callable[[], torch.Tensor]:
     production size (Flux.1 / Qwen-Image img_in: Linear 64 -> 3072, ComfyUI's own op class)."""
     import comfy.ops
 
-
     layer = comfy.ops.disable_weight_init.Linear(64, 3072, device=x.device)
     with torch.no_grad():
         layer.weight.normal_(0.0, 0.02)
         layer.bias.zero_()
     frames = x if x.dim() == 5 else x[:, :, None]
-    return lambda: _linear_rows(layer, frames, 2, "c ph pw")
+    return lambda: linear_rows(layer, frames, 2, "c ph pw")

@@ -46,16 +46,21 @@ def _tiny_vae(device: torch.device):
     return vae
 
 
-def _counting(model, grids: list, seconds: list, device: torch.device):
-    """A clone whose every model call files its latent grid (rows, cols, batch) and its wall time."""
+def _counting(model, grids: list, seconds: list, device: torch.device, calls: dict):
+    """A clone whose every model call files its latent grid (rows, cols, batch), its wall time (``seconds[0]``) and
+    this process's CPU time (``seconds[1]``, a second clock: on the CPU it barely moves with other processes' load);
+    ``calls`` keeps the arguments of the first call of each grid (tiny_flops replays them)."""
     import comfy.patcher_extension as ext
 
     def wrapper(executor, x, *args, **kwargs):
-        grids.append((x.shape[-2], x.shape[-1], x.shape[0]))
-        start = time.perf_counter()
+        grid = (x.shape[-2], x.shape[-1], x.shape[0])
+        grids.append(grid)
+        calls.setdefault(grid, (x, args, kwargs))
+        start, start_cpu = time.perf_counter(), time.process_time()
         out = executor(x, *args, **kwargs)
         sync(device)
         seconds[0] += time.perf_counter() - start
+        seconds[1] += time.process_time() - start_cpu
         return out
 
     clone = model.clone()
@@ -80,6 +85,33 @@ def _counting_vae(vae, passes: list, seconds: list, device: torch.device):
     return vae
 
 
+def _cpu_flash_attention_flops(query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs) -> int:
+    from torch.utils.flop_counter import sdpa_flop_count
+
+    return sdpa_flop_count(query_shape, key_shape, value_shape)
+
+
+def tiny_flops(model, calls: dict) -> dict:
+    """FLOPs of one call of the tiny model at each filed grid, counted: the first call's arguments replayed through
+    the BaseModel's own apply_model (no wrappers, the stock table: RoPE tables are not matrix work) under
+    FlopCounterMode. Matrix products, convolutions and attention; PyTorch's counter has no formula for the CPU's
+    flash attention, so that one is given (the same formula as its CUDA kernels')."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    mapping = {}
+    cpu_flash = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
+    if cpu_flash is not None:
+        mapping[cpu_flash] = _cpu_flash_attention_flops
+    flops = {}
+    with torch.no_grad():
+        for grid, (x, args, kwargs) in calls.items():
+            t, c_concat, c_crossattn, control = args[:4]
+            with FlopCounterMode(display=False, custom_mapping=mapping) as counter:
+                model.model.apply_model(x, t, c_concat, c_crossattn, control, {}, **kwargs)
+            flops[grid] = float(counter.get_total_flops())
+    return flops
+
+
 def _real_vae_flops(passes: list, base: int) -> float:
     """FLOPs of the VAE passes at FLUX.1's real size: a pass's latent grid scaled from the tiny base to 128²."""
     return sum(vae_pass_flops(kind, rows * REAL_BASE_LATENT // base * 8, cols * REAL_BASE_LATENT // base * 8)
@@ -99,7 +131,8 @@ def _real_flops(grids: list, nominal: list[int], base: int) -> float:
 
 
 def hiflow_row(base_side: int, runs: int, device: torch.device, cfg: float = 1.0) -> dict:
-    """One pass (30 euler steps at 4x) vs the official cascade (30 at 1x, 16 at 2x, 10 at 4x), interleaved."""
+    """One pass (30 euler steps at 4x) vs the official cascade (30 at 1x, 16 at 2x, 10 at 4x), interleaved after
+    one untimed round of each."""
     import comfy.sample
 
     from ..hiflow import HiFlowSettings, run_cascade
@@ -110,10 +143,11 @@ def hiflow_row(base_side: int, runs: int, device: torch.device, cfg: float = 1.0
     model = tiny_flux(1, 1, 1, device)
     positive, negative = flux_cond(16, 1), flux_cond(16, 2)
     grids = {"one pass": [], "HiFlow": []}
-    in_model = {name: [0.0] for name in grids}
+    in_model = {name: [0.0, 0.0] for name in grids}
     passes, in_vae = [], [0.0]
     vae = _counting_vae(_tiny_vae(device), passes, in_vae, device)
-    models = {name: _counting(model, grids[name], in_model[name], device) for name in grids}
+    first_calls = {}
+    models = {name: _counting(model, grids[name], in_model[name], device, first_calls) for name in grids}
 
     def one_pass():
         latent = torch.zeros(1, 16, final, final)
@@ -128,23 +162,30 @@ def hiflow_row(base_side: int, runs: int, device: torch.device, cfg: float = 1.0
     routes = {"one pass": one_pass, "HiFlow": cascade}
     times = {name: [] for name in routes}
     model_times = {name: [] for name in routes}
+    model_cpu = {name: [] for name in routes}
     vae_times = {name: [] for name in routes}
     vae_passes = {name: [] for name in routes}
+    for route in routes.values():  # warm-up round, untimed: first-call work (kernels, plans, allocator) and the
+        route()  # first call of each grid, whose arguments tiny_flops replays
     for round_index in range(runs):
         order = list(routes) if round_index % 2 == 0 else list(reversed(routes))
         for name in order:
             grids[name].clear()
             passes.clear()
-            in_model[name][0] = in_vae[0] = 0.0
+            in_model[name][0] = in_model[name][1] = in_vae[0] = 0.0
             start = time.perf_counter()
             routes[name]()
             sync(device)
             times[name].append(time.perf_counter() - start)
             model_times[name].append(in_model[name][0])
+            model_cpu[name].append(in_model[name][1])
             vae_times[name].append(in_vae[0])
             vae_passes[name] = list(passes)
     nominal = [base] + [int(base * s) for s in settings.scales]
-    return {name: {"seconds": statistics.median(v), "model_seconds": statistics.median(model_times[name]),
+    per_grid = tiny_flops(model, first_calls)
+    return {name: {"tiny_flops": sum(per_grid[grid] for grid in grids[name]),
+                   "seconds": statistics.median(v), "model_seconds": statistics.median(model_times[name]),
+                   "model_cpu_seconds": statistics.median(model_cpu[name]),
                    "vae_seconds": statistics.median(vae_times[name]), "calls": len(grids[name]),
                    "no_vae_seconds": statistics.median(t - u for t, u in zip(v, vae_times[name], strict=True)),
                    "vae_passes": len(vae_passes[name]),

@@ -1,5 +1,5 @@
-"""The bench's clocks: medians of interleaved rounds, peak memory of one call, the engine's profiler labels counted and
-timed."""
+"""The bench's clocks: medians of interleaved rounds, the engine's profiler labels counted and timed (peak memory:
+peak_memory.py)."""
 
 from __future__ import annotations
 
@@ -29,28 +29,6 @@ def median_ms(fns: dict[str, Callable[[], object]], repeats: int, device: torch.
             sync(device)
             times[name].append(time.perf_counter() - start)
     return {name: statistics.median(values) * 1e3 for name, values in times.items()}
-
-
-def peak_mib(fn: Callable[[], object], device: torch.device) -> float:
-    """Peak memory allocated while ``fn`` runs, above what was allocated before (MiB)."""
-    if device.type == "cuda":
-        sync(device)
-        before = torch.cuda.memory_allocated(device)
-        torch.cuda.reset_peak_memory_stats(device)
-        fn()
-        sync(device)
-        return (torch.cuda.max_memory_allocated(device) - before) / 2**20
-    # CPU: the profiler's memory record, replayed in time order. Each op's own (self) net allocation counts at its
-    # start and frees outside ops as "[memory]" events: a temporary an op allocates and frees inside itself is not
-    # seen, for stock and ours alike.
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as prof:
-        fn()
-    events = sorted(prof.events(), key=lambda e: e.time_range.start)
-    current = peak = 0
-    for event in events:
-        current += event.self_cpu_memory_usage
-        peak = max(peak, current)
-    return peak / 2**20
 
 
 def labelled(fn: Callable[[], object], labels: Sequence[str]) -> tuple[dict[str, int], dict[str, float], float]:

@@ -99,8 +99,10 @@ def _with_conditioning_channels(frames: torch.Tensor, channels: int) -> torch.Te
     return torch.cat([frames, zeros], dim=1)
 
 
-def _linear_rows(layer: torch.nn.Module, frames: torch.Tensor, patch: int, layout: str) -> torch.Tensor:
-    """Channel mean of the Linear's output for every token, computed a band of patch rows at a time."""
+def linear_rows(layer: torch.nn.Module, frames: torch.Tensor, patch: int, layout: str) -> torch.Tensor:
+    """Channel mean of the Linear's output for every token of ``frames`` (B, C, T, H, W) -> (B, T, rows, cols),
+    computed a band of patch rows at a time: recipe "paper"'s per-step pass for a Linear patch embedding (public:
+    ``python <pack> bench`` times it)."""
     b, c, t, h, w = frames.shape
     rows, cols = h // patch, w // patch
     width = _layer_width(layer, layout)
@@ -147,7 +149,7 @@ def embedded_token_map(base_model, adapter: FamilyAdapter, latent: torch.Tensor,
         with torch.no_grad():
             if spec.layout == "conv":
                 return _conv_rows(layer, frames, adapter.patch_size)
-            return _linear_rows(layer, frames, adapter.patch_size, spec.layout)
+            return linear_rows(layer, frames, adapter.patch_size, spec.layout)
     except TokenEmbeddingError as error:
         raise TokenEmbeddingError(
             f"SEGA (recipe 'paper'): {type(base_model).__name__}.{spec.attr} ({type(layer).__name__}) cannot embed "

@@ -1,0 +1,119 @@
+"""What the bench prints: the Markdown rows of its tables, and one summary line per figure (``--summary``: appended
+to a file as each figure is measured, so a run cut short still leaves what it measured)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .embedder_rows import MEMORY_VARIANTS, Case
+from .peak_memory import Peak
+
+STOCK_PATH = "stock code path"  # at or below the trained size the pack runs ComfyUI's own embedder: no ratio
+
+
+class Summary:
+    """One line per figure, appended and flushed at once (or nothing without a file)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+
+    def note(self, line: str) -> None:
+        if self.path is not None:
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write(line + "\n")
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.1f}" if value >= 1 else f"{value:.2f}"
+
+
+def call_row(case: Case, ms: dict[str, float], stock_path: bool) -> str:
+    ratios = [STOCK_PATH, STOCK_PATH, "–"] if stock_path else [
+        f"{ms['yarn'] / ms['stock']:.3f}", f"{ms['sega'] / ms['stock']:.3f}", f"{ms['yarn'] / ms['floor']:.2f}"]
+    cells = [case.label] + [_fmt(ms[k]) for k in ("stock", "yarn", "ntk", "pi", "sega", "embed", "floor")] + ratios
+    return "| " + " | ".join(cells) + " |"
+
+
+def call_summary(case: Case, ms: dict[str, float], stock_path: bool, repeats: int) -> str:
+    head = f"per-call time, {case.label}"
+    if stock_path:
+        return f"{head}: {STOCK_PATH} (at or below the trained size ours is stock; stock {_fmt(ms['stock'])} ms)"
+    return (f"{head}: yarn/stock {ms['yarn'] / ms['stock']:.3f}, SEGA step/stock {ms['sega'] / ms['stock']:.3f} "
+            f"(stock {_fmt(ms['stock'])} ms, yarn {_fmt(ms['yarn'])} ms, SEGA step {_fmt(ms['sega'])} ms; medians "
+            f"of {repeats} interleaved rounds)")
+
+
+def memory_rows(case: Case, peaks: dict[str, Peak]) -> list[str]:
+    """One row per variant of ours: both gauges' MiB for stock and ours, the ratio only when all four agree."""
+    stock = peaks["stock"]
+    names = {"yarn": "yarn", "sega": "SEGA step"}
+    rows = []
+    for key in MEMORY_VARIANTS[1:]:
+        ours = peaks[key]
+        gauges = f"allocation record / {stock.second_name}"
+        rows.append(f"| peak extra memory of one call, MiB ({gauges}) | {case.label}, {names[key]} | "
+                    f"{_pair(stock)} | {_pair(ours)} | {_memory_ratio(stock, ours)} |")
+    return rows
+
+
+def _pair(peak: Peak) -> str:
+    return f"{peak.record:.0f} / {'–' if peak.second is None else f'{peak.second:.0f}'}"
+
+
+def _memory_ratio(stock: Peak, ours: Peak) -> str:
+    if stock.second is None:
+        return f"– (no second gauge: {stock.second_name})"
+    if not (stock.agrees() and ours.agrees()):
+        return "– (the gauges disagree)"
+    return f"{ours.record / stock.record:.2f}"
+
+
+def memory_summary(case: Case, peaks: dict[str, Peak]) -> list[str]:
+    stock = peaks["stock"]
+    lines = []
+    for key, name in (("yarn", "yarn"), ("sega", "SEGA step")):
+        ours = peaks[key]
+        lines.append(f"peak memory of one call, {case.label}, {name}/stock: {_memory_ratio(stock, ours)} (stock "
+                     f"{_pair(stock)} MiB, {name} {_pair(ours)} MiB; allocation record / {stock.second_name})")
+    return lines
+
+
+def hiflow_lines(side: int, runs: int, row: dict, cpu: bool) -> list[str]:
+    one, cascade = row["one pass"], row["HiFlow"]
+    case = (f"tiny FLUX {side}² -> {side * 4}² (4x), official defaults: one pass 30 steps at {side * 4}², HiFlow "
+            f"30 + 16 + 10")
+
+    def line(label: str, key: str, scale: float = 1.0, digits: int = 1) -> str:
+        a, b = one[key] / scale, cascade[key] / scale
+        ratio = f"{b / a:.3f}" if a else "–"
+        return f"| {label} | {a:.{digits}f} | {b:.{digits}f} | {ratio} |"
+
+    total = (cascade["flops"] + cascade["vae_flops"]) / (one["flops"] + one["vae_flops"])
+    return ["", f"HiFlow cascade vs one pass ({case}; FLOPs for FLUX.1-dev, 57 blocks, width 3072, 512 text tokens, "
+            "and its VAE, at 1024² -> 4096²):", "", "| measure | one pass | HiFlow | HiFlow/one pass |",
+            "|---|---|---|---|",
+            line(f"time end to end, s (median of {runs}, tiny model and tiny VAE)", "seconds"),
+            line("of it inside the model calls, s", "model_seconds"),
+            *([line("the same calls, CPU time of this process, s (a second clock)", "model_cpu_seconds")] if cpu else []),
+            line("FLOPs of those model calls on the tiny model, GFLOP (counted)", "tiny_flops", 1e9),
+            line("of it in the VAE passes, s", "vae_seconds"),
+            line("end to end without the VAE passes, s", "no_vae_seconds"),
+            f"| model calls / VAE passes | {one['calls']} / {one['vae_passes']} | {cascade['calls']} / "
+            f"{cascade['vae_passes']} | – |",
+            line("FLOPs of the model calls at FLUX.1-dev size, PFLOP", "flops", 1e15),
+            line("FLOPs of the VAE passes at the FLUX VAE's size, PFLOP", "vae_flops", 1e15, 2),
+            f"| FLOPs in all, PFLOP | {(one['flops'] + one['vae_flops']) / 1e15:.1f} | "
+            f"{(cascade['flops'] + cascade['vae_flops']) / 1e15:.1f} | {total:.3f} |"]
+
+
+def hiflow_summary(side: int, runs: int, row: dict, cpu: bool) -> str:
+    one, cascade = row["one pass"], row["HiFlow"]
+
+    def ratio(key: str) -> float:
+        return cascade[key] / one[key]
+
+    second = f" (CPU time {ratio('model_cpu_seconds'):.3f})" if cpu else ""
+    return (f"HiFlow vs one pass, tiny FLUX {side}² -> {side * 4}²: model-call time {ratio('model_seconds'):.3f}"
+            f"{second} beside the tiny model's FLOPs {ratio('tiny_flops'):.3f}; end to end {ratio('seconds'):.3f} (VAE "
+            f"{100 * cascade['vae_seconds'] / cascade['seconds']:.0f} % of the cascade); FLUX.1-dev model FLOPs "
+            f"{ratio('flops'):.3f} (medians of {runs})")
