@@ -53,12 +53,13 @@ def _images(vae, samples: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def upscaled_start(vae, samples: torch.Tensor, grid: tuple[int, int], sharpen: float, sigma: float) -> torch.Tensor:
+def upscaled_start(vae, samples: torch.Tensor, grid: tuple[int, int], sharpen: float,
+                   blur_width: float) -> torch.Tensor:
     """The stage's x0 before noise: decode, bicubic to the stage's pixels, sharpen, encode (the VAE's mode)."""
     images = _images(vae, samples)[..., :3].movedim(-1, 1).float()
     ratio = images.shape[-2] // samples.shape[-2]
     images = F.interpolate(images, size=(grid[0] * ratio, grid[1] * ratio), mode="bicubic", align_corners=False)
-    images = hf.sharpen(images, sigma, sharpen)
+    images = hf.sharpen(images, blur_width, sharpen)
     encoded = vae.encode(images.movedim(1, -1))
     if tuple(encoded.shape[-2:]) != tuple(grid):
         raise ValueError(f"HiFlow: the VAE encoded the {tuple(images.shape[-2:])} px stage image to a latent of "
@@ -105,19 +106,20 @@ def run_cascade(model, positive, negative, vae, latent: dict, seed: int, setting
         steps = settings.stage_steps[index]
         last = index == len(settings.scales) - 1
         grid = stage_grid(samples, scale, adapter)
-        start = upscaled_start(vae, out, grid, settings.sharpen, hf.sharpen_sigma(seed, index))
-        walker = stage_model or official_stage_model(model, adapter, settings.ntk_factor[index],
-                                                     settings.proportional_attention)
+        start = upscaled_start(vae, out, grid, settings.sharpen, hf.blur_width(seed, index))
+        model_of_stage = stage_model or official_stage_model(model, adapter, settings.ntk_factor[index],
+                                                             settings.proportional_attention)
         plan = StagePlan(offset=settings.steps - steps, reference=record.x0, alpha=settings.alphas[index],
                          beta=settings.betas[index], ratio=settings.filter_ratio[index], swin=settings.swin,
                          record=None if last else Trajectory())
         guidance = settings.stage_guidance[index]
-        noise = comfy.sample.prepare_noise(start, seed + index + 1)  # seeded per stage (docs/hiflow.md)
-        callback = callbacks(walker, steps) if callbacks else None
-        out = comfy.sample.sample_custom(walker, noise, settings.cfg, stage_sampler(plan),
+        stage_seed = hf.stage_seed(seed, index + 1)  # seeded per stage, wrapped into torch's range (docs/hiflow.md)
+        noise = comfy.sample.prepare_noise(start, stage_seed)
+        callback = callbacks(model_of_stage, steps) if callbacks else None
+        out = comfy.sample.sample_custom(model_of_stage, noise, settings.cfg, stage_sampler(plan),
                                          hf.stage_sigmas(sigmas, steps), _with_guidance(positive, guidance, model),
                                          _with_guidance(negative, guidance, model), start, callback=callback,
-                                         disable_pbar=disable_pbar, seed=seed + index + 1)
+                                         disable_pbar=disable_pbar, seed=stage_seed)
         if plan.record is not None:
             peak = max(peak, record.nbytes() + plan.record.nbytes())
             record = plan.record
