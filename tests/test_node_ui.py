@@ -124,7 +124,8 @@ def test_an_unknown_preview_family_is_one_clear_error():
 
     result = runner.validate(_preview_prompt("sdxl"))
     assert not result.ok
-    assert "family 'sdxl' is not a known model family" in str(result.node_errors)
+    details = " ".join(e["details"] for node in result.node_errors.values() for e in node["errors"])
+    assert "DyPE Schedule Preview: 'family' must be one of 'Flux.1" in details and "got 'sdxl'" in details
 
 
 def test_card_pictures_are_served_ahead_of_a_json_only_template_route(tmp_path):

@@ -46,17 +46,17 @@ def official_stage_model(model, adapter: FamilyAdapter, factor: float, proportio
     name = type(model.model).__name__
     if read_config(model.model_options.get("transformer_options", {})) is not None:
         raise UnsupportedModelError(
-            f"HiFlow: the 'model' input ({name}) is already patched by DyPE / SEGA, so the official stage patch "
+            f"HiFlow Cascade: the 'model' input ({name}) is already patched by DyPE / SEGA, so the official stage patch "
             "(NTK x factor, proportional attention) would replace theirs. Connect the patched model to "
             "'stage_model' (the stages then use it as it is) and the unpatched one to 'model'.")
     if adapter.embedder_kind == COSMOS_ROPE:
         raise UnsupportedModelError(
-            f"HiFlow's official stage patch needs an EmbedND-style embedder; {adapter.display_name} ({name}) builds "
+            f"HiFlow Cascade: the official stage patch needs an EmbedND-style embedder; {adapter.display_name} ({name}) builds "
             "its table from the latent's shape. Connect a DyPE / SEGA-patched model to 'stage_model' instead.")
     original = model.get_model_object(adapter.embedder_attr)
     if not is_stock_rope_embedder(original, adapter.spatial_axes):
         raise UnsupportedModelError(
-            f"HiFlow: {name}.{adapter.embedder_attr} is {describe_module(original)}, not ComfyUI's own EmbedND; "
+            f"HiFlow Cascade: {name}.{adapter.embedder_attr} is {describe_module(original)}, not ComfyUI's own EmbedND; "
             "another node replaced it. Connect that model to 'stage_model' instead.")
     clone = model.clone()
     tokens = trained_attention_tokens(trained_image_tokens(adapter, model))
