@@ -40,6 +40,21 @@ def stage_grid(latent: torch.Tensor, scale: float, adapter: FamilyAdapter) -> tu
     return tuple(max(patch, round(n * scale / patch) * patch) for n in latent.shape[-2:])
 
 
+def stage_grids(samples: torch.Tensor, scales: tuple[float, ...], adapter: FamilyAdapter) -> list[tuple[int, int]]:
+    """Every stage's grid, each larger than the one before it in rows and columns (whole tokens), or one error
+    naming 'scales': the settings know the scales but not the latent they multiply."""
+    grids, previous = [], tuple(samples.shape[-2:])
+    for index, scale in enumerate(scales):
+        grid = stage_grid(samples, scale, adapter)
+        if grid[0] <= previous[0] or grid[1] <= previous[1]:
+            raise ValueError(f"{NODE}: 'scales' entry {scale:g} gives stage {index + 1} a {grid[0]} x {grid[1]} latent, "
+                             f"not larger than the {previous[0]} x {previous[1]} before it (stages grow by whole tokens "
+                             f"of {adapter.patch_size} latent pixels); raise it.")
+        grids.append(grid)
+        previous = grid
+    return grids
+
+
 def _with_guidance(conditioning, guidance: float, model):
     """The conditioning with the stage's distilled guidance, for models that take one (FLUX.1 / Flux.2 dev)."""
     if guidance <= 0 or not params_attr(model.model, "guidance_embed", False):
@@ -79,6 +94,7 @@ def run_cascade(model, positive, negative, vae, latent: dict, seed: int, setting
     check_conditioning(positive, negative)
     samples = latent_samples(model, latent)
     check_vae(vae, model, samples)
+    grids = stage_grids(samples, settings.scales, adapter)
     sigmas = base_schedule(model, adapter, settings.steps, samples, settings.schedule)
     first = settings.steps - settings.base_steps_run
     record = Trajectory()
@@ -88,10 +104,9 @@ def run_cascade(model, positive, negative, vae, latent: dict, seed: int, setting
                                      positive, negative, samples, callback=callback, disable_pbar=disable_pbar,
                                      seed=seed)
     stages, peak = [{"samples": out}], record.nbytes()
-    for index, scale in enumerate(settings.scales):
+    for index, grid in enumerate(grids):
         steps = settings.stage_steps[index]
         last = index == len(settings.scales) - 1
-        grid = stage_grid(samples, scale, adapter)
         start = upscaled_start(vae, out, grid, settings.sharpen, hf.blur_width(seed, index))
         model_of_stage = stage_model or official_stage_model(model, adapter, settings.ntk_factor[index],
                                                              settings.proportional_attention)

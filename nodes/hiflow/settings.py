@@ -63,7 +63,7 @@ class HiFlowSettings:
             if steps > ran:
                 why = f"the {ran} base steps that denoise {self.denoise} runs" if ran < self.steps else \
                     f"the {self.steps} base steps"
-                raise ValueError(f"{NODE}: stage {index + 1} has {steps} steps ('stage_steps'), but a stage runs the "
-                                 f"tail of the base schedule and can use at most {why}. Lower 'stage_steps' or raise "
-                                 "'denoise' / 'steps'.")
+                raise ValueError(f"{NODE}: 'stage_steps' {self.stage_steps}: stage {index + 1} has {steps} steps, but "
+                                 f"a stage runs the tail of the base schedule and can use at most {why}. Lower "
+                                 "'stage_steps' or raise 'denoise' / 'steps'.")
 

@@ -53,8 +53,9 @@ class NumberRange:
         return {"min": self.low, "max": self.high, "step": self.step}
 
     def bounds(self) -> str:
-        """"from 0 to 8", "> 0 and at most 1000"."""
-        return f"> {self.low:g} and at most {self.high:g}" if self.above else f"from {self.low:g} to {self.high:g}"
+        """"from 0 to 8", "> 0 and at most 1000" (whole numbers written out: a seed's 18446744073709551615)."""
+        low, high = (str(int(v)) if self.integer else f"{v:g}" for v in (self.low, self.high))
+        return f"> {low} and at most {high}" if self.above else f"from {low} to {high}"
 
     def describe(self) -> str:
         if self.on_step:
