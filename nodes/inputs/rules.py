@@ -146,16 +146,16 @@ class StageList:
         """The entries as a tuple (ints where ``integer``), ``stages`` long when given (``counted_by``: the list that
         set it), or the one error."""
         numbers = self._entries(value, node)
-        if not all(self.entry.accepts(number) for number in numbers):
-            whole = "whole numbers " if self.entry.integer else ""
-            raise ValueError(f"{node}: '{self.name}' values must be {whole}{self.entry.bounds()} ({self.how()}); "
-                             f"got {value!r}.")
         if stages is not None and len(numbers) == 1:
             numbers = numbers * stages
         if stages is not None and len(numbers) != stages:
             source = f" ('{counted_by}' has {stages})" if counted_by else ""
             raise ValueError(f"{node}: '{self.name}' has {len(numbers)} values for {stages} stages{source}; give "
                              f"{self.how()}; got {value!r}.")
+        if not all(self.entry.accepts(number) for number in numbers):
+            whole = "whole numbers " if self.entry.integer else ""
+            raise ValueError(f"{node}: '{self.name}' values must be {whole}{self.entry.bounds()} ({self.how()}); "
+                             f"got {value!r}.")
         return tuple(int(n) for n in numbers) if self.entry.integer else tuple(float(n) for n in numbers)
 
     def _entries(self, value: object, node: str) -> tuple[float, ...]:
