@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from comfy_api.latest import io
 
-from ..rope import METHODS, PositionSchedule
+from ..rope import PositionSchedule
 from .families import ADAPTERS, AUTO_VARIANT, variant_base_px
-from .inputs.ranges import BASE_RESOLUTION, DYPE_RANGES, LAMBDA_S, LAMBDA_T, check_inputs
+from .inputs.ranges import (
+    BASE_RESOLUTION,
+    DYNAMIC,
+    DYPE_INPUTS,
+    LAMBDA_S,
+    LAMBDA_T,
+    METHOD,
+    YARN_THRESHOLDS,
+    check_inputs,
+)
 from .inputs.ui_hints import advanced, aliases
 from .inputs.variant import variant_input
 from .rope_patch.clone import family_of, patch_model
@@ -41,13 +50,13 @@ class DyPEPatchModel(io.ComfyNode):
             inputs=[
                 io.Model.Input("model", tooltip=_MODEL_TOOLTIP),
                 io.Combo.Input(
-                    "method", options=list(METHODS), default="yarn",
+                    "method", options=list(METHOD.options), default=METHOD.initial,
                     tooltip="yarn: DyPE's two-stage YaRN ramp (best; with its attention temperature 0.1·ln s + 1). "
                     "ntk: NTK-aware base change. pi: position interpolation, positions divided by s^κ(t) (exactly s at pure "
                     "noise, as static PI). off: plain RoPE (only useful with SEGA).",
                 ),
                 io.Boolean.Input(
-                    "dynamic", default=True,
+                    "dynamic", default=DYNAMIC.default,
                     tooltip="On: DyPE, the extrapolation follows the noise level (t = sigma). Off: a static "
                     "YaRN/NTK/PI at the target scale for every step.",
                 ),
@@ -72,7 +81,7 @@ class DyPEPatchModel(io.ComfyNode):
                     "scaled by its own tokens / trained tokens; a video's frame axis is never scaled.",
                 ),
                 io.Combo.Input(
-                    "yarn_thresholds", options=["multiply", "power"], default="multiply",
+                    "yarn_thresholds", options=list(YARN_THRESHOLDS.options), default=YARN_THRESHOLDS.initial,
                     tooltip="How κ(t) modulates the YaRN ramp thresholds: multiply (official DyPE, current) or "
                     "power (the first DyPE release: thresholds^(λs·κ)).",
                     **advanced(),
@@ -86,8 +95,9 @@ class DyPEPatchModel(io.ComfyNode):
     @classmethod
     def execute(cls, model, method: str, dynamic: bool, lambda_t: float, lambda_s: float, base_resolution: int,
                 yarn_thresholds: str, variant: str = AUTO_VARIANT) -> io.NodeOutput:
-        check_inputs("DyPE Patch Model", DYPE_RANGES,
-                     dict(lambda_t=lambda_t, lambda_s=lambda_s, base_resolution=base_resolution))
+        check_inputs("DyPE Patch Model", DYPE_INPUTS,
+                     dict(method=method, dynamic=dynamic, lambda_t=lambda_t, lambda_s=lambda_s,
+                          base_resolution=base_resolution, yarn_thresholds=yarn_thresholds))
         schedule = PositionSchedule(method=method, dynamic=dynamic, lambda_t=lambda_t, lambda_s=lambda_s,
                                     threshold_rule=yarn_thresholds)
         variant_px = variant_base_px(variant, family_of(model))

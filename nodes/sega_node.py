@@ -4,21 +4,24 @@ from __future__ import annotations
 
 from comfy_api.latest import io
 
-from ..spectral import ALLOCATIONS, MAX_ALPHA, REFERENCE_RULES, SegaSettings, recipe_from_label
+from ..spectral import MAX_ALPHA, SegaSettings, recipe_from_label
 from .families import AUTO_VARIANT, variant_base_px
 from .inputs.ranges import (
+    ALLOCATION,
     ALPHA,
     BASE_RESOLUTION,
     BETA,
     FLOOR,
     KAPPA,
-    SEGA_RANGES,
+    M_REF,
+    RECIPE,
+    SEGA_INPUTS,
     SPREAD_ALPHA,
     SPREAD_MAX,
     SPREAD_MIN,
     check_inputs,
 )
-from .inputs.recipe import RECIPE_LABELS, RECIPE_TOOLTIP
+from .inputs.recipe import RECIPE_TOOLTIP
 from .inputs.ui_hints import advanced, aliases
 from .inputs.variant import variant_input
 from .rope_patch.clone import family_of, patch_model
@@ -65,15 +68,15 @@ class SEGAAttention(io.ComfyNode):
                              "DyPE Patch Model); 0 = family default. A DyPE node's non-zero setting takes precedence, "
                              "whatever the node order."),
                 # Added after the first release: optional and last, so saved workflows and API prompts keep working.
-                io.Combo.Input("allocation", options=list(ALLOCATIONS), default="rank", optional=True,
+                io.Combo.Input("allocation", options=list(ALLOCATION.options), default=ALLOCATION.initial, optional=True,
                                tooltip="Which band energy each RoPE pair reads. rank: pairs spread over the bands "
                                "by their log period (the published port's, default). frequency: each pair reads "
                                "the band at its own frequency in cycles per token.", **advanced()),
-                io.Combo.Input("m_ref", options=list(REFERENCE_RULES), default="power", optional=True,
+                io.Combo.Input("m_ref", options=list(M_REF.options), default=M_REF.initial, optional=True,
                                tooltip="The mean temperature per axis. power: s^κ (the port and the SEGA paper, "
                                "default). yarn: 0.1·ln s + 1, DyPE's YaRN temperature, so SEGA only redistributes "
                                "it across pairs.", **advanced()),
-                io.Combo.Input("recipe", options=RECIPE_LABELS, default=RECIPE_LABELS[0], optional=True,
+                io.Combo.Input("recipe", options=list(RECIPE.options), default=RECIPE.initial, optional=True,
                                tooltip=RECIPE_TOOLTIP),
                 variant_input(),
             ],
@@ -82,11 +85,12 @@ class SEGAAttention(io.ComfyNode):
 
     @classmethod
     def execute(cls, model, kappa: float, alpha: float, beta: float, spread_min: float, spread_max: float,
-                spread_alpha: float, floor: float, base_resolution: int, allocation: str = "rank",
-                m_ref: str = "power", recipe: str = RECIPE_LABELS[0], variant: str = AUTO_VARIANT) -> io.NodeOutput:
-        check_inputs("SEGA Attention", SEGA_RANGES,
+                spread_alpha: float, floor: float, base_resolution: int, allocation: str = ALLOCATION.initial,
+                m_ref: str = M_REF.initial, recipe: str = RECIPE.initial, variant: str = AUTO_VARIANT) -> io.NodeOutput:
+        check_inputs("SEGA Attention", SEGA_INPUTS,
                      dict(kappa=kappa, alpha=alpha, beta=beta, spread_min=spread_min, spread_max=spread_max,
-                          spread_alpha=spread_alpha, floor=floor, base_resolution=base_resolution))
+                          spread_alpha=spread_alpha, floor=floor, base_resolution=base_resolution,
+                          allocation=allocation, m_ref=m_ref, recipe=recipe))
         settings = SegaSettings(kappa=kappa, alpha=alpha, beta=beta, spread_min=spread_min, spread_max=spread_max,
                                 spread_alpha=spread_alpha, floor=floor, allocation=allocation, m_ref=m_ref,
                                 recipe=recipe_from_label(recipe))

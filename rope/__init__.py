@@ -3,6 +3,7 @@
 from .rotation import rotation_table
 from .schedules import (
     METHODS,
+    THRESHOLD_RULES,
     PositionSchedule,
     axis_frequencies,
     kappa,
@@ -14,6 +15,7 @@ from .sega_ntk import ntk_frequencies, official_ntk_factor, official_qwen_ntk_fa
 __all__ = [
     "METHODS",
     "PositionSchedule",
+    "THRESHOLD_RULES",
     "axis_frequencies",
     "kappa",
     "ntk_frequencies",

@@ -32,6 +32,8 @@ Method = Literal["yarn", "ntk", "pi", "off"]
 ThresholdRule = Literal["multiply", "power"]
 
 METHODS: tuple[str, ...] = ("yarn", "ntk", "pi", "off")
+#: How κ(t) modulates the YaRN ramp thresholds: multiply (official DyPE, current) or power (its first release).
+THRESHOLD_RULES: tuple[str, ...] = ("multiply", "power")
 
 
 @dataclass(frozen=True)
@@ -49,8 +51,9 @@ class PositionSchedule:
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise ValueError(f"Unknown RoPE method {self.method!r}; expected one of {', '.join(METHODS)}.")
-        if self.threshold_rule not in ("multiply", "power"):
-            raise ValueError(f"Unknown threshold rule {self.threshold_rule!r}; expected 'multiply' or 'power'.")
+        if self.threshold_rule not in THRESHOLD_RULES:
+            raise ValueError(f"Unknown threshold rule {self.threshold_rule!r}; expected one of "
+                             f"{', '.join(THRESHOLD_RULES)}.")
         for name in ("lambda_t", "lambda_s"):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:

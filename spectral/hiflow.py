@@ -1,7 +1,7 @@
 """HiFlow's flow-aligned guidance as pure torch (arXiv 2504.06232; official code Bujiazi/HiFlow at da351a8).
 
 What one high-resolution stage step does to the model's x0 prediction and velocity, the swin patchify bookkeeping,
-the re-noise, the stage schedule and the sharpening of the upsampled image. The sampler that drives these through
+the stage schedule and the sharpening of the upsampled image. The sampler that drives these through
 ComfyUI is ``nodes/hiflow/``; docs/hiflow.md explains the method and where we differ from the official code.
 
 Shapes: every latent is ``(..., H, W)``; the filter, pad and crop act on the last two dims, so ComfyUI's 4-D image
@@ -10,17 +10,21 @@ latents and the 5-D single-frame latents (Qwen-Image) take the same path.
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 
+from .flow_shift import exponential_shift, linear_shift
+
 #: The official velocity divides by sigma + this (flowmatch_step), so a stage never divides by zero.
 VELOCITY_EPS = 1e-6
-#: The official Butterworth order and the sharpening blur: a 3x3 Gaussian whose sigma is drawn from this range.
+#: The official Butterworth order and the sharpening blur: a 3x3 Gaussian whose width (standard deviation, px;
+#: torchvision's "sigma") is drawn from this range.
 BUTTERWORTH_ORDER = 4
 SHARPEN_KERNEL = 3
-SHARPEN_SIGMA_RANGE = (0.1, 2.0)
+BLUR_WIDTH_RANGE = (0.1, 2.0)
+#: Seeds live in torch's generator range [0, 2**64): a stage's seed wraps modulo this, so the widget's largest seed
+#: works in every stage (nodes/hiflow/cascade.py).
+SEED_SPACE = 2**64
 
 
 #: FLUX.1-dev's scheduler config (black-forest-labs/FLUX.1-dev scheduler/scheduler_config.json): dynamic shifting
@@ -45,15 +49,13 @@ def dynamic_mu(image_tokens: float, config: dict = FLUX1_DEV_SHIFT) -> float:
 
 def dynamic_sigmas(steps: int, mu: float) -> torch.Tensor:
     """σ = e^mu / (e^mu + 1/t - 1) on the official grid, then 0: diffusers' exponential time shift (float64)."""
-    t = schedule_times(steps)
-    sigmas = math.exp(mu) / (math.exp(mu) + (1.0 / t - 1.0))
+    sigmas = exponential_shift(schedule_times(steps), mu)
     return torch.cat([sigmas, sigmas.new_zeros(1)])
 
 
 def static_sigmas(steps: int, shift: float) -> torch.Tensor:
     """σ = shift·t / (1 + (shift - 1)·t) on the official grid, then 0: diffusers' static shift (float64)."""
-    t = schedule_times(steps)
-    sigmas = shift * t / (1.0 + (shift - 1.0) * t)
+    sigmas = linear_shift(schedule_times(steps), shift)
     return torch.cat([sigmas, sigmas.new_zeros(1)])
 
 
@@ -125,12 +127,13 @@ def swin_step(x: torch.Tensor, step: int) -> torch.Tensor:
 
 def match_grid(x: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     """``x`` padded or cropped by one pixel per side to ``like``'s grid (the previous step's velocities)."""
-    height, target = x.shape[-1], like.shape[-1]
-    if height == target and x.shape[-2] == like.shape[-2]:
+    rows, cols = x.shape[-2], x.shape[-1]
+    target_rows, target_cols = like.shape[-2], like.shape[-1]
+    if (rows, cols) == (target_rows, target_cols):
         return x
-    if x.shape[-1] + 2 == target and x.shape[-2] + 2 == like.shape[-2]:
+    if (rows + 2, cols + 2) == (target_rows, target_cols):
         return swin_pad(x)
-    if x.shape[-1] - 2 == target and x.shape[-2] - 2 == like.shape[-2]:
+    if (rows - 2, cols - 2) == (target_rows, target_cols):
         return swin_crop(x)
     raise ValueError(f"HiFlow: cannot match a {tuple(x.shape)} grid to {tuple(like.shape)} (swin moves one pixel).")
 
@@ -146,33 +149,37 @@ def resize_like(reference: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     return out.reshape(*lead, *like.shape[-2:])
 
 
-def renoise(x0: torch.Tensor, noise: torch.Tensor, sigma: torch.Tensor | float) -> torch.Tensor:
-    """x = σ·noise + (1 - σ)·x0: the stage's start at its first sigma (ComfyUI's flow noise_scaling does this)."""
-    return sigma * noise + (1.0 - sigma) * x0
+def stage_seed(seed: int, offset: int) -> int:
+    """``seed + offset`` wrapped into torch's seed range [0, 2**64) (``SEED_SPACE``), so that every seed the widget
+    allows, its largest included, seeds every stage; below the top of the range it is plain ``seed + offset``."""
+    return (int(seed) + int(offset)) % SEED_SPACE
 
 
-def sharpen_sigma(seed: int, stage: int, sigma_range: tuple[float, float] = SHARPEN_SIGMA_RANGE) -> float:
-    """The blur sigma of stage ``stage``: the official code draws it from ``sigma_range`` with torchvision's global
-    RNG on each call; ours draws it uniformly from a generator seeded with ``seed + stage`` (the "seeded" rule)."""
-    low, high = sigma_range
-    generator = torch.Generator().manual_seed(int(seed) + int(stage))
+def blur_width(seed: int, stage: int, width_range: tuple[float, float] = BLUR_WIDTH_RANGE) -> float:
+    """The sharpening blur's width of stage ``stage``: the official code draws it from ``width_range`` with
+    torchvision's global RNG on each call; ours draws it uniformly from a generator seeded with ``seed + stage``
+    (the "seeded" rule)."""
+    low, high = width_range
+    generator = torch.Generator().manual_seed(stage_seed(seed, stage))
     return low + (high - low) * float(torch.rand((), generator=generator, dtype=torch.float64))
 
 
-def gaussian_kernel(sigma: float, size: int = SHARPEN_KERNEL) -> torch.Tensor:
-    """torchvision's 1-D Gaussian: exp(-x²/2σ²) on x = -(size-1)/2 .. (size-1)/2, normalised, float64."""
+def gaussian_kernel(width: float, size: int = SHARPEN_KERNEL) -> torch.Tensor:
+    """torchvision's 1-D Gaussian of standard deviation ``width``: exp(-x²/2w²) on x = -(size-1)/2 .. (size-1)/2,
+    normalised, float64."""
     half = (size - 1) / 2.0
     x = torch.linspace(-half, half, size, dtype=torch.float64)
-    pdf = torch.exp(-0.5 * (x / sigma) ** 2)
+    pdf = torch.exp(-0.5 * (x / width) ** 2)
     return pdf / pdf.sum()
 
 
-def sharpen(image: torch.Tensor, sigma: float, amount: float = 1.0, size: int = SHARPEN_KERNEL) -> torch.Tensor:
-    """Unsharp mask (1 + a)·img - a·blur(img) on a (B, C, H, W) image; the blur pads by reflection, as
-    torchvision's GaussianBlur does. Linear, so [0, 1] and [-1, 1] images give the same result after rescaling."""
+def sharpen(image: torch.Tensor, width: float, amount: float = 1.0, size: int = SHARPEN_KERNEL) -> torch.Tensor:
+    """Unsharp mask (1 + a)·img - a·blur(img) on a (B, C, H, W) image, the blur a Gaussian of standard deviation
+    ``width`` px padded by reflection, as torchvision's GaussianBlur does. Linear, so [0, 1] and [-1, 1] images give
+    the same result after rescaling."""
     if amount == 0:
         return image
-    kernel = gaussian_kernel(sigma, size).to(device=image.device, dtype=image.dtype)
+    kernel = gaussian_kernel(width, size).to(device=image.device, dtype=image.dtype)
     channels, pad = image.shape[1], size // 2
     padded = F.pad(image, (pad, pad, pad, pad), mode="reflect")
     rows = kernel.view(1, 1, size, 1).expand(channels, 1, size, 1)
@@ -180,7 +187,3 @@ def sharpen(image: torch.Tensor, sigma: float, amount: float = 1.0, size: int = 
     blurred = F.conv2d(F.conv2d(padded, cols, groups=channels), rows, groups=channels)
     return (1.0 + amount) * image - amount * blurred
 
-
-def stored_bytes(latent_shape: tuple[int, ...], steps: int, bytes_per_value: int = 4) -> int:
-    """Memory of ``steps`` stored x0 predictions of ``latent_shape`` (the host memory a stage's reference needs)."""
-    return math.prod(latent_shape) * steps * bytes_per_value

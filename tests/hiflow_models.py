@@ -11,14 +11,15 @@ from functools import cache
 
 
 @cache
-def flux_vae(seed: int = 0):
+def flux_vae(seed: int = 0, channels: int = 16):
+    """FLUX.1's latent shape by default; ``channels`` 4: an SD-style VAE that fits no FLUX model (the VAE check)."""
     import comfy.sd
     from comfy.ldm.models.autoencoder import AutoencoderKL
     from headless.tiny_pack import _randomize
 
-    params = {"embed_dim": 16, "ddconfig": {
-        "double_z": True, "z_channels": 16, "resolution": 256, "in_channels": 3, "out_ch": 3, "ch": 32,
+    params = {"embed_dim": channels, "ddconfig": {
+        "double_z": True, "z_channels": channels, "resolution": 256, "in_channels": 3, "out_ch": 3, "ch": 32,
         "ch_mult": [1, 1, 2, 2], "num_res_blocks": 1, "attn_resolutions": [], "dropout": 0.0}}
     vae = comfy.sd.VAE(sd=_randomize(AutoencoderKL(**params), seed), config={"params": params})
-    vae.latent_channels = 16
+    vae.latent_channels = channels
     return vae

@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 
 import pytest
-from headless import browser, nodes2, runner
+from headless import browser, hiflow_workflows, make_workflows, nodes2, runner
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "out" / "browser" / "ui"
 WORKFLOWS = sorted(runner.WORKFLOWS_DIR.glob("*.json"))
@@ -31,6 +31,11 @@ MISSING = browser.missing()
 if MISSING and not REQUIRED:
     pytestmark = pytest.mark.skip(reason=MISSING)
 HELP_WORKFLOW = "04 DyPE + SEGA 4K 4096px FLUX.1-Krea-dev.json"  # has both of the pack's model nodes
+#: Whose help page is opened, in which workflow, and the picture it shows.
+HELP_PAGES = [(HELP_WORKFLOW, "DyPESEGA_PatchModel", "DyPE Patch Model", "DyPESEGA_schedule.jpg"),
+              (HELP_WORKFLOW, "DyPESEGA_SEGAAttention", "SEGA Attention", "DyPESEGA_schedule.jpg"),
+              (make_workflows.shipped(hiflow_workflows.FLUX_HIFLOW), "DyPESEGA_HiFlowCascade", "HiFlow Cascade",
+               "DyPESEGA_HiFlowCascade.png")]
 
 
 @pytest.fixture(scope="module")
@@ -64,10 +69,13 @@ def test_the_pack_frontend_extension_is_registered(page):
 
 
 def test_node_help_opens_from_the_selection_toolbox(page):
-    browser.open_file(page, runner.WORKFLOWS_DIR / HELP_WORKFLOW)
-    page.wait_for_timeout(1000)  # 1.53 opens its template browser on a first start a moment late
-    browser.close_dialogs(page)
-    for node_type, title in (("DyPESEGA_PatchModel", "DyPE Patch Model"), ("DyPESEGA_SEGAAttention", "SEGA Attention")):
+    opened = None
+    for workflow, node_type, title, picture in HELP_PAGES:
+        if workflow != opened:
+            browser.open_file(page, runner.WORKFLOWS_DIR / workflow)
+            page.wait_for_timeout(1000)  # 1.53 opens its template browser on a first start a moment late
+            browser.close_dialogs(page)
+            opened = workflow
         node = next(n for n in browser.on_screen(page)["nodes"] if n["type"] == node_type)
         left, top, right, _ = node["box"]
         page.mouse.click(left + (right - left) / 3, top + 10)  # its title bar: selects the node
@@ -76,7 +84,7 @@ def test_node_help_opens_from_the_selection_toolbox(page):
         page.wait_for_function(f"() => ({HELP_SHOWN})().pictures.every(([, loaded]) => loaded)", timeout=30_000)
         page.screenshot(path=ARTIFACTS / f"help {title}.png")
         shown = page.evaluate(HELP_SHOWN)
-        assert shown["pictures"] == [["comfyui-dype-sega/docs/DyPESEGA_schedule.jpg", True]], shown
+        assert shown["pictures"] == [[f"comfyui-dype-sega/docs/{picture}", True]], shown
         assert shown["cut"] == 0, f"{title}: a table runs past the help panel's edge"
     # Closed as a user would: 1.47 and 1.53 show it in their properties panel, which has a toggle button; on 1.32
     # the info button, pressed again for the same node, closes the help.

@@ -22,8 +22,8 @@ def parts(comfy_host):
 
 
 def _schedule(name: str) -> str:
-    schedule = _pack("nodes.hiflow.schedule")
-    return {"official": schedule.OFFICIAL, "model": schedule.MODEL_SHIFT, "static3": schedule.STATIC_SHIFT_3}[name]
+    inputs = _pack("nodes.inputs.cascade")
+    return {"official": inputs.OFFICIAL_SHIFT, "model": inputs.MODEL_SHIFT, "static3": inputs.STATIC_SHIFT_3}[name]
 
 
 def _settings(case: cref.Case, **extra):
@@ -98,8 +98,8 @@ def test_cascade_from_an_image_with_denoise_below_one(parts):
     latent = vae.encode(image)
     case = cref.Case(steps=8, denoise=0.5, stage_steps=(4, 2))
     _compare(parts, case, latent)
-    settings = _settings(cref.Case(steps=8, denoise=0.5, stage_steps=(5, 2)))
-    with pytest.raises(ValueError, match="at most the 4 base steps that denoise 0.5 runs"):
+    with pytest.raises(ValueError, match="at most the 4 base steps that denoise 0.5 runs"):  # settings are checked
+        settings = _settings(cref.Case(steps=8, denoise=0.5, stage_steps=(5, 2)))  # when made, before any run
         _pack("nodes.hiflow").run_cascade(model, parts[2], parts[3], vae, {"samples": latent}, 0, settings)
 
 
@@ -222,7 +222,7 @@ def test_bad_settings_name_the_input(field, value, message):
     text = dict(settings.OFFICIAL)
     text[field] = value
     with pytest.raises(ValueError, match=message):
-        settings.HiFlowSettings.from_text(steps=30, denoise=1.0, cfg=1.0, **text)
+        settings.HiFlowSettings(steps=30, denoise=1.0, cfg=1.0, **text)
 
 
 def test_bad_models_and_latents_are_refused_by_name(parts):

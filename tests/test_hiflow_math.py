@@ -1,4 +1,4 @@
-"""spectral/hiflow.py and rope/hiflow_scale.py against the independent transcription of the official code
+"""spectral/hiflow.py and rope/hiflow_stage.py against the independent transcription of the official code
 (tests/hiflow_reference.py). Pure torch, no ComfyUI."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def hf():
 def scale():
     import host
 
-    return host.pack_submodule("rope.hiflow_scale")
+    return host.pack_submodule("rope.hiflow_stage")
 
 
 @pytest.mark.parametrize(("h", "w", "ratio"), [(16, 16, 0.2), (18, 18, 0.2), (10, 14, 0.5), (8, 8, 0.0)])
@@ -78,11 +78,6 @@ def test_stage_weights_decay_and_sigmas_are_the_tail(hf):
         hf.stage_sigmas(base, 31)
 
 
-def test_renoise_is_the_flow_interpolation(hf):
-    x0, noise = torch.randn(1, 2, 4, 4), torch.randn(1, 2, 4, 4)
-    torch.testing.assert_close(hf.renoise(x0, noise, 0.3), 0.3 * noise + 0.7 * x0)
-
-
 def test_acceleration_alignment_matches_the_official_update(hf):
     v, vr, vp, vrp = (torch.randn(3, 5) for _ in range(4))
     torch.testing.assert_close(hf.align_acceleration(v, vr, vp, vrp, 0.4), v + 0.4 * (vp + vr - vrp - v))
@@ -97,11 +92,11 @@ def test_sharpen_matches_torchvisions_blur_transcribed(hf, sigma):
     assert hf.sharpen(image, sigma, amount=0.0) is image
 
 
-def test_sharpen_sigma_is_seeded_in_the_official_range(hf):
-    draws = [hf.sharpen_sigma(seed, 0) for seed in range(40)]
+def test_blur_width_is_seeded_in_the_official_range(hf):
+    draws = [hf.blur_width(seed, 0) for seed in range(40)]
     assert all(0.1 <= d <= 2.0 for d in draws) and len(set(draws)) == 40
-    assert hf.sharpen_sigma(7, 1) == hf.sharpen_sigma(8, 0)  # the rule is seed + stage
-    assert hf.sharpen_sigma(7, 1) == hf.sharpen_sigma(7, 1)
+    assert hf.blur_width(7, 1) == hf.blur_width(8, 0)  # the rule is seed + stage
+    assert hf.blur_width(7, 1) == hf.blur_width(7, 1)
 
 
 def test_ntk_theta_and_proportional_temperature(scale):

@@ -1,8 +1,8 @@
 """The pack's shape, read from its source (docs/ARCHITECTURE.md draws it):
 
 * no import circle, lazy imports (inside functions, under ``TYPE_CHECKING``) included;
-* arrows only downward: node classes → shared inputs, the preview's drawing, the bench → the patch engine →
-  family adapters → rope/ and spectral/ (a package may import its own modules, never upwards or sideways);
+* arrows only downward: node classes → the preview's drawing, the cascades, the bench → the shared inputs and the
+  patch engine → family adapters → rope/ and spectral/ (a package may import its own modules, never upwards or sideways);
 * the top of nodes/ holds only the node classes and the extension that lists them;
 * no module over 300 lines: the pack's (nodes/, rope/, spectral/, __init__.py, __main__.py) and the tests';
 * the pure parts (rope/, spectral/, the family facts, the preview's drawing) import no ComfyUI, not even lazily.
@@ -28,7 +28,8 @@ PACKAGES: dict[str, int] = {
     "rope": 0, "spectral": 0,
     "nodes.families": 1,
     "nodes.rope_patch": 2,
-    "nodes.inputs": 3, "nodes.schedule_preview": 3, "nodes.hiflow": 3,
+    "nodes.inputs": 2,  # the input rules: the node classes, the cascades' settings and the preview's CLI read them
+    "nodes.schedule_preview": 3, "nodes.hiflow": 3,
     "nodes.bench": 4,  # it times the HiFlow cascade (nodes.hiflow) against one pass
 }
 #: single modules -> rank ("" is the pack's __init__.py, "nodes" nodes/__init__.py)

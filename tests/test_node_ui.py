@@ -1,4 +1,4 @@
-"""What the frontend gets from the three nodes beyond their inputs (issue 26): search aliases and advanced inputs
+"""What the frontend gets from the four nodes beyond their inputs (issues 26, 33): search aliases and advanced inputs
 where the host's V3 API has them (detected from its classes, as the nodes do), a help page per node in the pack's
 WEB_DIRECTORY, a tooltip on every input that says what it does, and a preview graph saved with an internal family
 id that still validates and runs."""
@@ -14,13 +14,16 @@ import pytest
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
 
-NODE_IDS = ("DyPESEGA_PatchModel", "DyPESEGA_SEGAAttention", "DyPESEGA_SchedulePreview")
+NODE_IDS = ("DyPESEGA_PatchModel", "DyPESEGA_SEGAAttention", "DyPESEGA_SchedulePreview", "DyPESEGA_HiFlowCascade")
 #: What a beginner does not need on a first run: folded away where the frontend can (the issue's list).
 ADVANCED = {
     "DyPESEGA_PatchModel": {"lambda_t", "lambda_s", "yarn_thresholds"},
     "DyPESEGA_SEGAAttention": {"kappa", "alpha", "beta", "spread_min", "spread_max", "spread_alpha", "floor",
                                "allocation", "m_ref"},
     "DyPESEGA_SchedulePreview": {"shift", "lambda_t", "lambda_s", "base_resolution", "allocation", "m_ref", "floor"},
+    # everything but model, conditioning, vae, latent, seed, steps, cfg, denoise and stage_model (issue 33)
+    "DyPESEGA_HiFlowCascade": {"scales", "stage_steps", "stage_guidance", "alphas", "betas", "filter_ratio",
+                               "ntk_factor", "proportional_attention", "swin", "sharpen", "schedule"},
 }
 #: Words a user searching the node library types for this pack (issue 26), each node found by all of them.
 SEARCH_WORDS = ("4K", "upscale", "high resolution", "extrapolation", "DyPE", "SEGA", "YaRN", "NTK")
@@ -101,6 +104,27 @@ def test_each_help_page_names_every_input_and_its_pictures_exist(registry, node_
         assert (HELP_DIR / picture).is_file(), picture
 
 
+def test_the_cascades_list_inputs_say_their_form(registry):
+    """Each per-stage list's tooltip says one entry per stage and the separator (the rule's own words)."""
+    rules = host.pack_submodule("nodes.inputs.cascade")
+    inputs = _inputs(registry.NODE_CLASS_MAPPINGS["DyPESEGA_HiFlowCascade"])
+    for rule in rules.HIFLOW_LISTS:
+        assert "one per stage, separated by ','" in inputs[rule.name]["tooltip"], rule.name
+        assert rule.entry.bounds() in inputs[rule.name]["tooltip"], rule.name
+
+
+def test_the_cascade_help_picture_is_the_cascade_at_the_nodes_defaults():
+    """Redrawn from the input definitions it must be the committed picture (pixel for pixel)."""
+    import io
+
+    from headless import hiflow_picture
+    from PIL import Image, ImageChops
+
+    committed = Image.open(hiflow_picture.PICTURE).convert("RGB")
+    fresh = Image.open(io.BytesIO(hiflow_picture.picture_bytes())).convert("RGB")
+    assert ImageChops.difference(committed, fresh).getbbox() is None, "stale: run tests/headless/make_workflows.py"
+
+
 def _preview_prompt(family: str) -> dict:
     return {
         "1": {"class_type": "DyPESEGA_SchedulePreview",
@@ -124,7 +148,8 @@ def test_an_unknown_preview_family_is_one_clear_error():
 
     result = runner.validate(_preview_prompt("sdxl"))
     assert not result.ok
-    assert "family 'sdxl' is not a known model family" in str(result.node_errors)
+    details = " ".join(e["details"] for node in result.node_errors.values() for e in node["errors"])
+    assert "DyPE Schedule Preview: 'family' must be one of 'Flux.1" in details and "got 'sdxl'" in details
 
 
 def test_card_pictures_are_served_ahead_of_a_json_only_template_route(tmp_path):

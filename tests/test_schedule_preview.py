@@ -197,8 +197,10 @@ def test_node_returns_an_image(comfy_host):
     (["--width", "0"], "--width: must be between 16"),
     (["--width", "-5"], "--width: must be between 16"),
     (["--height", "abc"], "--height: expected an integer"),
-    (["--base-resolution", "-5"], "--base-resolution: must be between 0"),
-    (["--base-resolution", "5"], "--base-resolution must be 0 (family default) or at least 16"),
+    (["--base-resolution", "-5"], "--base-resolution: must be 0 or between 16 and 16384, a multiple of 16"),
+    (["--base-resolution", "5"], "--base-resolution: must be 0 or between 16 and 16384, a multiple of 16"),
+    (["--width", "16400"], "--width: must be between 16 and 16384"),  # the node's limit (nodes/inputs/ranges.py)
+    (["--shift", "50"], "--shift: must be between 0 and 20"),
     (["--out", "{tmp}"], "is a directory"),
     (["--out", "{tmp}/x.xyz"], "Pillow cannot write '.xyz'"),
     (["--out", "{tmp}/noext"], "Pillow cannot write 'a file without extension'"),

@@ -77,6 +77,7 @@ class FamilyAdapter:
     accepts: Callable[[object], bool] | None = None  # extra test on the BaseModel (its params), when class is shared
     preview_shift: tuple[str, float] = ("exponential", 1.15)  # default sigma shift rule, for the schedule preview
     default_base_hw: tuple[int, int] | None = None  # non-square trained size (rows, cols px, landscape); None: square
+    video: bool = False  # generates frames: one id column is time, never scaled (spatial_only.py)
     pixel_space: bool = False  # no VAE: the patch (read from the model, detection reads it from the weights) is
     #                            the image pixels per token
     #: Other sizes the family was trained at, (rows, cols px) landscape: a ``base_resolution`` equal to one's long

@@ -16,6 +16,7 @@ _HY15 = "Tencent-Hunyuan/HunyuanVideo-1.5 README (480p and 720p checkpoints)"
 
 HUNYUAN_VIDEO = FamilyAdapter(
     name="hunyuan_video",
+    video=True,
     display_name="HunyuanVideo 1.0 (T2V, I2V)",
     model_base_classes=frozenset({"HunyuanVideo", "HunyuanVideoI2V", "HunyuanVideoSkyreelsI2V"}),
     embedder_attr="diffusion_model.pe_embedder",
@@ -38,6 +39,7 @@ HUNYUAN_VIDEO = FamilyAdapter(
 #: larger) and 480p (the ``variant``, or base_resolution 848). The super-resolution model is refused (registry).
 HUNYUAN_VIDEO15 = FamilyAdapter(
     name="hunyuan_video15",
+    video=True,
     display_name="HunyuanVideo 1.5 (T2V, I2V; 480p / 720p)",
     model_base_classes=frozenset({"HunyuanVideo15"}),
     embedder_attr="diffusion_model.pe_embedder",

@@ -40,6 +40,7 @@ _COMMON = dict(
 
 WAN21_1_3B = FamilyAdapter(
     name="wan21_1_3b",
+    video=True,
     display_name="Wan 2.1 1.3B (T2V, Vace)",
     model_base_classes=WAN21_CLASSES,
     accepts=lambda base_model: _model_dim(base_model) == WAN_1_3B_DIM,
@@ -52,6 +53,7 @@ WAN21_1_3B = FamilyAdapter(
 
 WAN_14B = FamilyAdapter(
     name="wan_14b",
+    video=True,
     display_name="Wan 2.1 / 2.2 14B (T2V, I2V, FLF, Vace, Camera, HuMo, S2V, Animate)",
     model_base_classes=WAN21_CLASSES,
     px_per_token=16,
@@ -67,6 +69,7 @@ WAN_14B = FamilyAdapter(
 
 WAN22_5B = FamilyAdapter(
     name="wan22_5b",
+    video=True,
     display_name="Wan 2.2 TI2V 5B",
     model_base_classes=frozenset({"WAN22"}),
     px_per_token=32,

@@ -3,6 +3,6 @@ larger sizes, each a ComfyUI sampler run on the tail of the base schedule, pulle
 predictions (spectral/hiflow.py). docs/hiflow.md explains it and lists where we differ from the official code."""
 
 from .cascade import CascadeResult, run_cascade
-from .settings import HiFlowSettings, parse_floats
+from .settings import HiFlowSettings
 
-__all__ = ["CascadeResult", "HiFlowSettings", "parse_floats", "run_cascade"]
+__all__ = ["CascadeResult", "HiFlowSettings", "run_cascade"]

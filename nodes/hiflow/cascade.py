@@ -16,10 +16,12 @@ import torch.nn.functional as F
 from ...spectral import hiflow as hf
 from ..families import FamilyAdapter
 from ..families.base import params_attr
+from ..inputs.cascade import SEED
+from .connections import check_conditioning, check_vae, decoded_images, latent_samples
 from .families import hiflow_family
 from .sampling import StagePlan, Trajectory, base_sampler, stage_sampler
 from .schedule import base_schedule
-from .settings import HiFlowSettings
+from .settings import NODE, HiFlowSettings
 from .stage_model import official_stage_model
 
 logger = logging.getLogger(__name__)
@@ -38,6 +40,21 @@ def stage_grid(latent: torch.Tensor, scale: float, adapter: FamilyAdapter) -> tu
     return tuple(max(patch, round(n * scale / patch) * patch) for n in latent.shape[-2:])
 
 
+def stage_grids(samples: torch.Tensor, scales: tuple[float, ...], adapter: FamilyAdapter) -> list[tuple[int, int]]:
+    """Every stage's grid, each larger than the one before it in rows and columns (whole tokens), or one error
+    naming 'scales': the settings know the scales but not the latent they multiply."""
+    grids, previous = [], tuple(samples.shape[-2:])
+    for index, scale in enumerate(scales):
+        grid = stage_grid(samples, scale, adapter)
+        if grid[0] <= previous[0] or grid[1] <= previous[1]:
+            raise ValueError(f"{NODE}: 'scales' entry {scale:g} gives stage {index + 1} a {grid[0]} x {grid[1]} latent, "
+                             f"not larger than the {previous[0]} x {previous[1]} before it (stages grow by whole tokens "
+                             f"of {adapter.patch_size} latent pixels); raise it.")
+        grids.append(grid)
+        previous = grid
+    return grids
+
+
 def _with_guidance(conditioning, guidance: float, model):
     """The conditioning with the stage's distilled guidance, for models that take one (FLUX.1 / Flux.2 dev)."""
     if guidance <= 0 or not params_attr(model.model, "guidance_embed", False):
@@ -47,37 +64,19 @@ def _with_guidance(conditioning, guidance: float, model):
     return node_helpers.conditioning_set_values(conditioning, {"guidance": guidance})
 
 
-def _images(vae, samples: torch.Tensor) -> torch.Tensor:
-    images = vae.decode(samples)
-    return images.reshape(-1, *images.shape[-3:]) if images.ndim == 5 else images
-
-
 @torch.no_grad()
-def upscaled_start(vae, samples: torch.Tensor, grid: tuple[int, int], sharpen: float, sigma: float) -> torch.Tensor:
+def upscaled_start(vae, samples: torch.Tensor, grid: tuple[int, int], sharpen: float,
+                   blur_width: float) -> torch.Tensor:
     """The stage's x0 before noise: decode, bicubic to the stage's pixels, sharpen, encode (the VAE's mode)."""
-    images = _images(vae, samples)[..., :3].movedim(-1, 1).float()
+    images = decoded_images(vae, samples)[..., :3].movedim(-1, 1).float()
     ratio = images.shape[-2] // samples.shape[-2]
     images = F.interpolate(images, size=(grid[0] * ratio, grid[1] * ratio), mode="bicubic", align_corners=False)
-    images = hf.sharpen(images, sigma, sharpen)
+    images = hf.sharpen(images, blur_width, sharpen)
     encoded = vae.encode(images.movedim(1, -1))
     if tuple(encoded.shape[-2:]) != tuple(grid):
-        raise ValueError(f"HiFlow: the VAE encoded the {tuple(images.shape[-2:])} px stage image to a latent of "
+        raise ValueError(f"{NODE}: the VAE encoded the {tuple(images.shape[-2:])} px stage image to a latent of "
                          f"{tuple(encoded.shape[-2:])}, not the stage's {grid}; is this the model's VAE?")
     return encoded
-
-
-def _latent_in(model, latent: dict) -> torch.Tensor:
-    import comfy.sample
-
-    samples = latent["samples"]
-    if samples.ndim not in (4, 5):
-        raise ValueError(f"HiFlow: 'latent' must be an image latent, got samples of shape {tuple(samples.shape)}.")
-    if samples.ndim == 5 and samples.shape[2] != 1:
-        raise ValueError(f"HiFlow: 'latent' holds {samples.shape[2]} frames; HiFlow is for single images.")
-    if latent.get("noise_mask") is not None:
-        raise ValueError("HiFlow: 'latent' carries a noise mask (inpainting); HiFlow's stages change the latent's "
-                         "size, so it cannot follow one. Remove the mask (Set Latent Noise Mask).")
-    return comfy.sample.fix_empty_latent_channels(model, samples)
 
 
 def run_cascade(model, positive, negative, vae, latent: dict, seed: int, settings: HiFlowSettings,
@@ -86,12 +85,16 @@ def run_cascade(model, positive, negative, vae, latent: dict, seed: int, setting
     denoise < 1: the base pass is img2img on the last steps of the schedule and records that trajectory)."""
     import comfy.sample
 
-    settings.check()
+    assert isinstance(settings, HiFlowSettings)  # made valid: every input's rule ran when it was built
+    seed = SEED.check(seed, NODE)
     adapter = hiflow_family(model)
     if stage_model is not None and hiflow_family(stage_model).name != adapter.name:
-        raise ValueError(f"HiFlow: 'stage_model' is {type(stage_model.model).__name__}, 'model' "
+        raise ValueError(f"{NODE}: 'stage_model' is {type(stage_model.model).__name__}, 'model' "
                          f"{type(model.model).__name__}; the stages must run the same family as the base pass.")
-    samples = _latent_in(model, latent)
+    check_conditioning(positive, negative)
+    samples = latent_samples(model, latent)
+    check_vae(vae, model, samples)
+    grids = stage_grids(samples, settings.scales, adapter)
     sigmas = base_schedule(model, adapter, settings.steps, samples, settings.schedule)
     first = settings.steps - settings.base_steps_run
     record = Trajectory()
@@ -101,23 +104,23 @@ def run_cascade(model, positive, negative, vae, latent: dict, seed: int, setting
                                      positive, negative, samples, callback=callback, disable_pbar=disable_pbar,
                                      seed=seed)
     stages, peak = [{"samples": out}], record.nbytes()
-    for index, scale in enumerate(settings.scales):
+    for index, grid in enumerate(grids):
         steps = settings.stage_steps[index]
         last = index == len(settings.scales) - 1
-        grid = stage_grid(samples, scale, adapter)
-        start = upscaled_start(vae, out, grid, settings.sharpen, hf.sharpen_sigma(seed, index))
-        walker = stage_model or official_stage_model(model, adapter, settings.ntk_factor[index],
-                                                     settings.proportional_attention)
+        start = upscaled_start(vae, out, grid, settings.sharpen, hf.blur_width(seed, index))
+        model_of_stage = stage_model or official_stage_model(model, adapter, settings.ntk_factor[index],
+                                                             settings.proportional_attention)
         plan = StagePlan(offset=settings.steps - steps, reference=record.x0, alpha=settings.alphas[index],
                          beta=settings.betas[index], ratio=settings.filter_ratio[index], swin=settings.swin,
                          record=None if last else Trajectory())
         guidance = settings.stage_guidance[index]
-        noise = comfy.sample.prepare_noise(start, seed + index + 1)  # seeded per stage (docs/hiflow.md)
-        callback = callbacks(walker, steps) if callbacks else None
-        out = comfy.sample.sample_custom(walker, noise, settings.cfg, stage_sampler(plan),
+        stage_seed = hf.stage_seed(seed, index + 1)  # seeded per stage, wrapped into torch's range (docs/hiflow.md)
+        noise = comfy.sample.prepare_noise(start, stage_seed)
+        callback = callbacks(model_of_stage, steps) if callbacks else None
+        out = comfy.sample.sample_custom(model_of_stage, noise, settings.cfg, stage_sampler(plan),
                                          hf.stage_sigmas(sigmas, steps), _with_guidance(positive, guidance, model),
                                          _with_guidance(negative, guidance, model), start, callback=callback,
-                                         disable_pbar=disable_pbar, seed=seed + index + 1)
+                                         disable_pbar=disable_pbar, seed=stage_seed)
         if plan.record is not None:
             peak = max(peak, record.nbytes() + plan.record.nbytes())
             record = plan.record

@@ -2,48 +2,37 @@
 
 The rule: an image family of the pack (nodes/families) whose MODEL samples by flow matching (ComfyUI's CONST
 ``model_sampling``: x = σ·noise + (1 - σ)·x0, the interpolation HiFlow's re-noise and velocities assume) on a VAE
-latent. Video families are refused by name (HiFlow's swin shift and Butterworth filter are 2-D; their time axis
-would need its own rule), and so are pixel-space models (no VAE latent: the one-pixel swin shift is a fraction of a
+latent. Video families (the adapter's ``video`` fact) are refused by name (HiFlow's swin shift and Butterworth
+filter are 2-D; their time axis would need its own rule), and so are pixel-space models (no VAE latent: the one-pixel swin shift is a fraction of a
 patch of 16-32 pixels, not half a token as in the official code).
 """
 
 from __future__ import annotations
 
-from ..families import (
-    HUNYUAN_VIDEO,
-    HUNYUAN_VIDEO15,
-    WAN21_1_3B,
-    WAN22_5B,
-    WAN_14B,
-    FamilyAdapter,
-    UnsupportedModelError,
-    detect_family,
-)
-
-VIDEO_FAMILIES = frozenset(a.name for a in (WAN21_1_3B, WAN_14B, WAN22_5B, HUNYUAN_VIDEO, HUNYUAN_VIDEO15))
+from ..families import FamilyAdapter, UnsupportedModelError, detect_family
 
 
 def hiflow_family(model) -> FamilyAdapter:
     """The family of a MODEL HiFlow accepts, or one error naming the model class and the reason."""
     if not hasattr(model, "model") or not hasattr(model, "get_model_object"):
-        raise TypeError(f"HiFlow: 'model' must be a ComfyUI MODEL, got {type(model).__name__}.")
+        raise TypeError(f"HiFlow Cascade: 'model' must be a ComfyUI MODEL, got {type(model).__name__}.")
     adapter = detect_family(model.model)
     name = type(model.model).__name__
-    if adapter.name in VIDEO_FAMILIES:
+    if adapter.video:
         raise UnsupportedModelError(
-            f"HiFlow does not run video models ({adapter.display_name}, {name}): its swin shift and low-pass "
+            f"HiFlow Cascade does not run video models ({adapter.display_name}, {name}): its swin shift and low-pass "
             "filter act on the image plane only and the official code defines nothing for a time axis. Use DyPE / "
             "SEGA in one pass for high-resolution video.")
     if adapter.pixel_space:
         raise UnsupportedModelError(
-            f"HiFlow does not run pixel-space models ({adapter.display_name}, {name}): the official swin shift "
+            f"HiFlow Cascade does not run pixel-space models ({adapter.display_name}, {name}): the official swin shift "
             "moves the patch grid by one latent pixel (half a token); a pixel-space model has no latent for it.")
     import comfy.model_sampling
 
     sampling = model.get_model_object("model_sampling")
     if not isinstance(sampling, comfy.model_sampling.CONST):
         raise UnsupportedModelError(
-            f"HiFlow needs a flow-matching model ({name} samples with {type(sampling).__name__}): its re-noise and "
+            f"HiFlow Cascade needs a flow-matching model ({name} samples with {type(sampling).__name__}): its re-noise and "
             "velocity alignment are written for x = σ·noise + (1 - σ)·x0.")
     return adapter
 

@@ -11,11 +11,8 @@ import torch
 from ...spectral import hiflow as hf
 from ..families import FamilyAdapter
 from ..families.base import params_attr
-
-OFFICIAL = "official HiFlow (FLUX.1-dev dynamic shift)"
-MODEL_SHIFT = "model's own shift"
-STATIC_SHIFT_3 = "static shift 3 (dynamic shift off)"
-SCHEDULES = (OFFICIAL, MODEL_SHIFT, STATIC_SHIFT_3)
+from ..inputs.cascade import OFFICIAL_SHIFT, SCHEDULE, STATIC_SHIFT_3
+from .settings import NODE
 
 
 def model_sigmas(model, steps: int) -> torch.Tensor:
@@ -31,18 +28,16 @@ def has_official_schedule(model, adapter: FamilyAdapter) -> bool:
 
 
 def base_schedule(model, adapter: FamilyAdapter, steps: int, latent: torch.Tensor,
-                  schedule: str = OFFICIAL) -> torch.Tensor:
+                  schedule: str = OFFICIAL_SHIFT) -> torch.Tensor:
     """The base pass's sigmas (float32, ending in 0) under ``schedule``.
 
     official: FLUX.1-dev's dynamic shift at the base latent's image tokens (1024²: mu = 1.15, the same σ as
     ComfyUI's FLUX.1 ``model_sampling``); other families: their model's own shift (docs/hiflow.md).
     """
-    if schedule not in SCHEDULES:
-        raise ValueError(f"HiFlow: 'schedule' must be one of {', '.join(repr(s) for s in SCHEDULES)}; got "
-                         f"{schedule!r}.")
+    SCHEDULE.check(schedule, NODE)
     if schedule == STATIC_SHIFT_3:
         sigmas = hf.static_sigmas(steps, 3.0)
-    elif schedule == OFFICIAL and has_official_schedule(model, adapter):
+    elif schedule == OFFICIAL_SHIFT and has_official_schedule(model, adapter):
         patch = adapter.patch_size
         tokens = (latent.shape[-2] // patch) * (latent.shape[-1] // patch)
         sigmas = hf.dynamic_sigmas(steps, hf.dynamic_mu(tokens))

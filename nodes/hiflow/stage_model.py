@@ -1,5 +1,5 @@
 """The official stage model on a clone: the rotary table built with theta x ntk_factor on every axis, times the
-proportional-attention temperature (rope/hiflow_scale.py). The input MODEL is untouched: only the clone carries
+proportional-attention temperature (rope/hiflow_stage.py). The input MODEL is untouched: only the clone carries
 the object patch, and the replacement module holds its two numbers and the original embedder, nothing per call."""
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ import logging
 
 import torch
 
-from ...rope.hiflow_scale import ntk_theta, proportional_temperature, trained_attention_tokens
+from ...rope.hiflow_stage import ntk_theta, proportional_temperature, trained_attention_tokens
 from ..families import FamilyAdapter, UnsupportedModelError
 from ..families.base import COSMOS_ROPE
 from ..rope_patch.config import read_config
+from ..rope_patch.embedder import describe_module, is_stock_rope_embedder
 from .families import trained_image_tokens
 
 logger = logging.getLogger(__name__)
@@ -45,18 +46,18 @@ def official_stage_model(model, adapter: FamilyAdapter, factor: float, proportio
     name = type(model.model).__name__
     if read_config(model.model_options.get("transformer_options", {})) is not None:
         raise UnsupportedModelError(
-            f"HiFlow: the 'model' input ({name}) is already patched by DyPE / SEGA, so the official stage patch "
+            f"HiFlow Cascade: the 'model' input ({name}) is already patched by DyPE / SEGA, so the official stage patch "
             "(NTK x factor, proportional attention) would replace theirs. Connect the patched model to "
             "'stage_model' (the stages then use it as it is) and the unpatched one to 'model'.")
     if adapter.embedder_kind == COSMOS_ROPE:
         raise UnsupportedModelError(
-            f"HiFlow's official stage patch needs an EmbedND-style embedder; {adapter.display_name} ({name}) builds "
+            f"HiFlow Cascade: the official stage patch needs an EmbedND-style embedder; {adapter.display_name} ({name}) builds "
             "its table from the latent's shape. Connect a DyPE / SEGA-patched model to 'stage_model' instead.")
     original = model.get_model_object(adapter.embedder_attr)
-    if type(original).__module__.split(".")[0] != "comfy" or not hasattr(original, "theta"):
+    if not is_stock_rope_embedder(original, adapter.spatial_axes):
         raise UnsupportedModelError(
-            f"HiFlow: {name}.{adapter.embedder_attr} is {type(original).__module__}.{type(original).__name__}, not "
-            "ComfyUI's own EmbedND; another node replaced it. Connect that model to 'stage_model' instead.")
+            f"HiFlow Cascade: {name}.{adapter.embedder_attr} is {describe_module(original)}, not ComfyUI's own EmbedND; "
+            "another node replaced it. Connect that model to 'stage_model' instead.")
     clone = model.clone()
     tokens = trained_attention_tokens(trained_image_tokens(adapter, model))
     clone.add_object_patch(adapter.embedder_attr, HiFlowStageEmbedder(original, factor, tokens, proportional))

@@ -17,7 +17,7 @@ HAS_SEARCH_ALIASES = "search_aliases" in {f.name for f in dataclasses.fields(io.
 #: This host's V3 inputs take ``advanced`` (the frontend hides those widgets behind "show advanced").
 HAS_ADVANCED_INPUTS = "advanced" in inspect.signature(io.Input.__init__).parameters
 
-#: Words a user may type for what the three nodes are for; each node adds its own.
+#: Words a user may type for what the four nodes are for; each node adds its own.
 COMMON_ALIASES = ["high resolution", "hi-res", "4K", "8K", "upscale", "large image", "RoPE", "extrapolation",
                   "DyPE", "SEGA", "YaRN", "NTK", "ultra high resolution"]
 

@@ -7,15 +7,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ...rope import PositionSchedule
+from ...rope import METHODS, PositionSchedule
 from ...spectral import ALLOCATIONS, RECIPES, REFERENCE_RULES, SegaSettings
-from ...spectral.command_line import OneLineParser, bounded
+from ...spectral.command_line import OneLineParser
 from ..families import ADAPTERS
+from ..inputs.ranges import BASE_RESOLUTION, FLOOR, HEIGHT, LAMBDA_S, LAMBDA_T, PREVIEW_STEPS, SHIFT, WIDTH
 from .figure import render
 from .request import PreviewRequest
-
-MAX_SIDE_PX = 65536
-MAX_STEPS = 200  # as the node; the picture is 12 px wide per step
 
 
 def _image_path(text: str) -> Path:
@@ -37,32 +35,31 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     """``schedule-preview``: write the preview PNG. Usage errors exit with status 2, write errors with 1."""
     parser = OneLineParser(prog=prog, description="Draw the DyPE/SEGA schedule for a target size.")
     parser.add_argument("--family", default="flux", choices=[a.name for a in ADAPTERS])
-    parser.add_argument("--width", type=bounded(int, 16, MAX_SIDE_PX), default=4096, help="pixels")
-    parser.add_argument("--height", type=bounded(int, 16, MAX_SIDE_PX), default=4096, help="pixels")
-    parser.add_argument("--steps", type=bounded(int, 1, MAX_STEPS), default=28)
-    parser.add_argument("--shift", type=bounded(float, 1e-3, 100.0), default=None,
-                        help="default: the family's (Flux mu 1.15, Qwen 3.1)")
-    parser.add_argument("--method", default="yarn", choices=["yarn", "ntk", "pi", "off"])
+    # the node's limits (nodes/inputs/ranges.py): the same rule for the widget, a Python call and this command
+    parser.add_argument("--width", type=WIDTH.argument(), default=WIDTH.default, help="pixels")
+    parser.add_argument("--height", type=HEIGHT.argument(), default=HEIGHT.default, help="pixels")
+    parser.add_argument("--steps", type=PREVIEW_STEPS.argument(), default=PREVIEW_STEPS.default)
+    parser.add_argument("--shift", type=SHIFT.argument(), default=SHIFT.default,
+                        help="0 (default): the family's (Flux mu 1.15, Qwen 3.1)")
+    parser.add_argument("--method", default="yarn", choices=list(METHODS))
     parser.add_argument("--static", action="store_true", help="static extrapolation instead of DyPE")
-    parser.add_argument("--lambda-t", type=bounded(float, 0.0, 64.0), default=2.0)
-    parser.add_argument("--lambda-s", type=bounded(float, 0.0, 64.0), default=2.0)
-    parser.add_argument("--base-resolution", type=bounded(float, 0.0, MAX_SIDE_PX),
-                        default=0.0, help="trained resolution in pixels; 0 = the family default")
+    parser.add_argument("--lambda-t", type=LAMBDA_T.argument(), default=2.0)
+    parser.add_argument("--lambda-s", type=LAMBDA_S.argument(), default=2.0)
+    parser.add_argument("--base-resolution", type=BASE_RESOLUTION.argument(), default=0,
+                        help="trained resolution in pixels, a multiple of 16; 0 = the family default")
     parser.add_argument("--no-sega", action="store_true", help="show YaRN's scalar temperature instead of SEGA's")
     parser.add_argument("--sega-alone", action="store_true",
                         help="SEGA Attention without DyPE: its recipe's static NTK positions")
     parser.add_argument("--allocation", default="rank", choices=list(ALLOCATIONS), help="SEGA allocation")
     parser.add_argument("--m-ref", default="power", choices=list(REFERENCE_RULES), help="SEGA m_ref rule")
-    parser.add_argument("--floor", type=bounded(float, 0.0, 4.0), default=1.0, help="SEGA floor (0 = off)")
+    parser.add_argument("--floor", type=FLOOR.argument(), default=1.0, help="SEGA floor (0 = off)")
     parser.add_argument("--recipe", default="paper", choices=list(RECIPES),
                         help="SEGA recipe: paper (the official SEGA code), port (the diffusers port), refined (ours)")
     parser.add_argument("--out", type=_image_path, default=Path("dype_schedule.png"),
                         help="image file to write (.png; any extension Pillow writes)")
     args = parser.parse_args(argv)
-    if 0 < args.base_resolution < 16:
-        parser.error(f"--base-resolution must be 0 (family default) or at least 16 px, got {args.base_resolution:g}")
     request = PreviewRequest(
-        family=args.family, width=args.width, height=args.height, steps=args.steps, shift=args.shift,
+        family=args.family, width=args.width, height=args.height, steps=args.steps, shift=args.shift or None,
         schedule=PositionSchedule(method=args.method, dynamic=not args.static, lambda_t=args.lambda_t,
                                   lambda_s=args.lambda_s),
         base_px=args.base_resolution, sega=not args.no_sega, sega_alone=args.sega_alone,

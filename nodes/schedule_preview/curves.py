@@ -12,6 +12,7 @@ import torch
 
 from ...rope import plain_frequencies
 from ...spectral import latent_spectrum, recipe_rules, token_map_spectrum
+from ...spectral.flow_shift import exponential_shift, linear_shift
 from ..families import find_adapter
 from ..rope_patch.axis_plan import axis_rules, plan_call
 from ..rope_patch.config import PatchConfig
@@ -26,11 +27,7 @@ def flow_sigmas(steps: int, family: str, shift: float | None = None) -> torch.Te
     rule, default = find_adapter(family).preview_shift
     shift = default if shift is None else shift
     t = torch.linspace(1.0, 0.0, steps + 1, dtype=torch.float64)
-    if rule == "exponential":
-        e = math.exp(shift)
-        sigma = e / (e + (1.0 / t.clamp(min=1e-12) - 1.0))
-    else:
-        sigma = shift * t / (1.0 + (shift - 1.0) * t)
+    sigma = exponential_shift(t.clamp(min=1e-12), shift) if rule == "exponential" else linear_shift(t, shift)
     sigma[-1] = 0.0
     return sigma
 

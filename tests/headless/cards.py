@@ -198,3 +198,11 @@ def help_picture_bytes() -> bytes:
     out = io.BytesIO()
     figure.save(out, "JPEG", quality=85, optimize=True)
     return out.getvalue()
+
+
+def write_help_pictures() -> None:
+    """The pictures of the nodes' help pages: the schedule (DyPE, SEGA, the preview) and the cascade (HiFlow)."""
+    from . import hiflow_picture
+
+    HELP_PICTURE.write_bytes(help_picture_bytes())
+    hiflow_picture.PICTURE.write_bytes(hiflow_picture.picture_bytes())

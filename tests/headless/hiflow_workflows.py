@@ -8,7 +8,18 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .graph import LOAD_IMAGE_H, Graph, Layout, add_note
+from .graph import (
+    GAP,
+    LAYOUT_BOTTOM,
+    LOAD_IMAGE_H,
+    LOADER_W,
+    OURS_W,
+    PROMPT_W,
+    TITLE_H,
+    Graph,
+    add_note,
+    columns,
+)
 from .runner import OUR_NODES, STATS_NODE, TINY_LOADERS
 
 HIFLOW = "DyPESEGA_HiFlowCascade"
@@ -30,18 +41,36 @@ _FILES = """**Model files** (the names ComfyUI's own Flux templates use; the loa
 - diffusion_models: **flux1-dev.safetensors**
 - text_encoders: **clip_l.safetensors**, **t5xxl_fp16.safetensors**
 - vae: **ae.safetensors**"""
-_ESTIMATE = ("**Time and memory (an estimate, not measured):** about 0.41x the model FLOPs of one 4096² pass "
-             "(BENCHMARKS.md): on a 24 GB card roughly 10-15 min with weight_dtype fp8, on an 80 GB card about "
-             "3-5 min. The stored predictions take about 95 MB of system RAM; the VRAM peak is the 4096² stage's "
-             "step plus ~100 MB, and VAE Decode (Tiled) at 4096².")
+#: The peak VRAM is the 4096² stage's step: the same model call as one 4096² pass, so its figures are workflow 02's
+#: (notes.py, "FLUX.1-dev 4096x4096 DyPE"; tests/test_hiflow_workflows.py checks they agree), plus the ~100 MB of the
+#: step's stored prediction. Time: the cascade's 0.41x of that pass's model FLOPs (BENCHMARKS.md) x its time.
+_VRAM24, _VRAM80 = "≈ 18–22 GB", "≈ 30–40 GB"
+_ESTIMATE = f"""**Memory and time (estimates, not measurements):** the peak is the 4096² stage's step, as one 4096² pass \
+(workflow 02) plus ~100 MB; the stored predictions take about 95 MB of system RAM.
+- 24 GB card (RTX 4090): weight_dtype **fp8_e4m3fn** (the file alone is 22 GB); peak {_VRAM24} VRAM, about 10–15 min \
+(0.41x the model FLOPs of one 4096² pass, BENCHMARKS.md).
+- 80 GB card (A100 / H100): peak {_VRAM80} VRAM, about 3–5 min (H100).
+
+**Out of memory?** In this order: weight_dtype **fp8_e4m3fn** on the model loader; VAE Decode (Tiled) tile_size \
+**256**, overlap 32; start ComfyUI with **--lowvram**; a smaller final size: **scales 2, 3** (3072²)."""
+_DIFFERS = """**Where this differs, on purpose:**
+{lines}- **VAE Decode (Tiled)**: a plain decode of 4096² needs several GB more VRAM.
+- **Seed fixed**: the same image on every run; change it for another. docs/hiflow.md lists every difference from \
+the official code."""
+_DIFFERS_STAGES = _DIFFERS.format(lines="- **stage_model**: DyPE → SEGA in the stages instead of the official stage "
+                                  "model (ours; leave it empty for the official cascade, workflow 26).\n")
+_DIFFERS_IMAGE = _DIFFERS.format(lines="- **From an image** (ours: the official code starts from a prompt only): the "
+                                 "base pass is img2img on the last steps x denoise; denoise 1 is the official route.\n")
 NOTES = {
     FLUX_HIFLOW: f"""# FLUX.1-dev · 4096² · HiFlow cascade (official)
 **What it does:** **HiFlow Cascade** samples 1024² (30 steps), then 2048² (the last 16 steps of the same schedule) \
 and 4096² (the last 10), each stage pulled toward the previous one's predictions. All inputs are the official \
 code's defaults (Bujiazi/HiFlow, run_hiflow.py): guidance 3.5 then 4.5 and 6, alphas 1.0 / 0.25, betas 0.5 / 0.5, \
 NTK factor 10, proportional attention, swin patchify. **T5TokenizerOptions min_length 512** pads the prompt as the \
-official code does. docs/hiflow.md lists where we differ.
+official code does.
 {_FILES}
+
+{_DIFFERS.format(lines="")}
 
 {_ESTIMATE}""",
     FLUX_HIFLOW_DYPE_SEGA: f"""# FLUX.1-dev · 4096² · HiFlow cascade, DyPE + SEGA stages
@@ -50,6 +79,8 @@ Attention** model (connected to **stage_model**) instead of the official NTK x 1
 composition is **ours**: no published numbers. The base pass runs the plain model.
 {_FILES}
 
+{_DIFFERS_STAGES}
+
 {_ESTIMATE}""",
     FLUX_IMAGE_HIFLOW: f"""# FLUX.1-dev · image → 4096² · HiFlow cascade
 **What it does:** your image, scaled to 1024² and encoded, goes through a 1024² img2img pass at **denoise 0.6** (the \
@@ -57,54 +88,70 @@ last 18 of 30 steps), whose trajectory the 2048² and 4096² stages then follow.
 it (not below 16/30 with 16 stage steps) to keep more of the image. Choose your image in **Load Image**.
 {_FILES}
 
+{_DIFFERS_IMAGE}
+
 {_ESTIMATE}""",
 }
 
 
+#: The cascade's column: wide enough for the 'schedule' combo to show its label beside the official value (frontend
+#: 1.32 hides the label below ~380 units). The node's height, 518, is what the classic renderer needs for its 15
+#: widgets (LGraphNode.computeSize on 1.32, 1.47 and 1.53; the frontends grow a node saved shorter, and Nodes 2.0
+#: keeps the saved height as the least, so a taller one leaves an empty area when the advanced inputs are folded).
+CASCADE_W, CASCADE_H = 380, 518
+#: Five columns are wider than the other graphs' four: the prompts' column is a little narrower and the image
+#: reaches a little lower, so the window's fit (headless/graph.py fit_view) is set by the graph's height and leaves
+#: the minimap's corner free (zoom 0.79).
+PROMPTS_W, BOTTOM = PROMPT_W - 20, LAYOUT_BOTTOM + 46
+
+
 def _flux(name: str, *, image: bool = False, stages: str = "official") -> dict[str, Any]:
+    """Columns left to right as the data flows: loaders; the pack's DyPE -> SEGA or the image chain (27, 28);
+    prompts and latent; the cascade with its decode and the image under it. No wire runs right to left."""
     g = Graph()
-    at = Layout(g)
-    unet = at.loaders.add("UNETLoader", 82, ["flux1-dev.safetensors", "default"])
-    clip = at.loaders.add("DualCLIPLoader", 130, ["clip_l.safetensors", "t5xxl_fp16.safetensors", "flux", "default"])
-    vae = at.loaders.add("VAELoader", 60, ["ae.safetensors"])
-    options = at.loaders.add("T5TokenizerOptions", 82, [0, 512])
+    middle = image or stages == "dype+sega"
+    widths = (LOADER_W, OURS_W, PROMPTS_W, CASCADE_W) if middle else (LOADER_W, PROMPTS_W, CASCADE_W)
+    loaders, *rest = columns(g, *widths)
+    ours, prompts, last = rest if middle else (None, *rest)
+    unet = loaders.add("UNETLoader", 82, ["flux1-dev.safetensors", "default"])
+    clip = loaders.add("DualCLIPLoader", 130, ["clip_l.safetensors", "t5xxl_fp16.safetensors", "flux", "default"])
+    vae = loaders.add("VAELoader", 60, ["ae.safetensors"])
+    options = loaders.add("T5TokenizerOptions", 82, [0, 512])
     g.link(clip, 0, options, "clip")
     stage_model = None
     if stages == "dype+sega":
-        dype = at.ours.add("DyPESEGA_PatchModel", 210, DYPE_DEFAULTS)
+        dype = ours.add("DyPESEGA_PatchModel", 210, DYPE_DEFAULTS)
         g.link(unet, 0, dype, "model")
-        stage_model = at.ours.add("DyPESEGA_SEGAAttention", 345, SEGA_DEFAULTS)
+        stage_model = ours.add("DyPESEGA_SEGAAttention", 345, SEGA_DEFAULTS)
         g.link(dype, 0, stage_model, "model")
-    pos = at.prompts.add("CLIPTextEncode", 200, [PROMPT])
+    pos = prompts.add("CLIPTextEncode", 200, [PROMPT])
     g.link(options, 0, pos, "clip")
-    guidance = at.prompts.add("FluxGuidance", 60, [3.5])
+    guidance = prompts.add("FluxGuidance", 60, [3.5])
     g.link(pos, 0, guidance, "conditioning")
-    neg = at.prompts.add("ConditioningZeroOut", 50, [])
+    neg = prompts.add("ConditioningZeroOut", 50, [])
     g.link(pos, 0, neg, "conditioning")
-    # the pack's column holds DyPE -> SEGA (27) or the image chain (28); the cascade goes where there is room
     if image:
-        load = at.ours.add("LoadImage", LOAD_IMAGE_H, ["example.png", "image"])
-        scale = at.ours.add("ImageScale", 130, ["lanczos", 1024, 1024, "center"])
+        load = ours.add("LoadImage", LOAD_IMAGE_H, ["example.png", "image"])
+        scale = ours.add("ImageScale", 130, ["lanczos", 1024, 1024, "center"])
         g.link(load, 0, scale, "image")
-        latent = at.ours.add("VAEEncode", 50, [])
+        latent = ours.add("VAEEncode", 50, [])
         g.link(scale, 0, latent, "pixels")
         g.link(vae, 0, latent, "vae")
     else:
-        latent = at.prompts.add("EmptySD3LatentImage", 110, [1024, 1024, 1])
+        latent = prompts.add("EmptySD3LatentImage", 110, [1024, 1024, 1])
     widgets = list(OFFICIAL)
     if image:
         widgets[4] = 0.6
-    # Its 15 widgets: 518 units in the classic renderer, about 620 with Nodes 2.0 (its rows are taller).
-    beside = image or stage_model is not None  # the pack's column is taken: the cascade heads the last column
-    cascade = (at.sampler if beside else at.ours).add(HIFLOW, 640, widgets)
+    cascade = last.add(HIFLOW, CASCADE_H, widgets)
     for src, slot in ((unet, "model"), (guidance, "positive"), (neg, "negative"), (vae, "vae"), (latent, "latent")):
         g.link(src, 0, cascade, slot)
     if stage_model is not None:
         g.link(stage_model, 0, cascade, "stage_model")
-    decode = (at.prompts if beside else at.sampler).add("VAEDecodeTiled", 150, [512, 64, 64, 8])
+    decode = last.add("VAEDecodeTiled", 150, [512, 64, 64, 8])
     g.link(cascade, 0, decode, "samples")
     g.link(vae, 0, decode, "vae")
-    save = at.sampler.fill("SaveImage", [f"dype/{name.removesuffix('.json').replace(' ', '_')}"])
+    save = last.fill("SaveImage", [f"dype/{name.removesuffix('.json').replace(' ', '_')}"],
+                     at_least=BOTTOM - (last.bottom + GAP + TITLE_H))
     g.link(decode, 0, save, "images")
     add_note(g, NOTES[name])
     return g.to_json(name)

@@ -22,7 +22,7 @@ from typing import Any
 
 try:
     from .card_names import card_name
-    from .cards import HELP_PICTURE, ICON, help_picture_bytes, icon, thumbnail_bytes
+    from .cards import ICON, icon, thumbnail_bytes, write_help_pictures
     from .family_spec import FamilyWorkflow
     from .graph import WORKFLOWS_DIR, Column, Graph, Layout, add_note
     from .image_families import SPECS
@@ -30,7 +30,7 @@ try:
 except ImportError:  # run as a script: python tests/headless/make_workflows.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from headless.card_names import card_name
-    from headless.cards import HELP_PICTURE, ICON, help_picture_bytes, icon, thumbnail_bytes
+    from headless.cards import ICON, icon, thumbnail_bytes, write_help_pictures
     from headless.family_spec import FamilyWorkflow
     from headless.graph import WORKFLOWS_DIR, Column, Graph, Layout, add_note
     from headless.image_families import SPECS
@@ -282,7 +282,7 @@ def render(workflow: dict[str, Any]) -> str:
 
 def main() -> None:
     icon().save(ICON, optimize=True)
-    HELP_PICTURE.write_bytes(help_picture_bytes())
+    write_help_pictures()
     WORKFLOWS_DIR.mkdir(exist_ok=True)
     workflows = build_all()
     for old in sorted(WORKFLOWS_DIR.glob("*.json")) + sorted(WORKFLOWS_DIR.glob("*.jpg")):
