@@ -192,3 +192,30 @@ def test_batches_take_one_table_unless_sega_temperatures_differ_per_image():
     pe = calls[0].tables[0][1]
     assert pe.shape[0] == 4 and torch.equal(pe[0], pe[2]) and torch.equal(pe[1], pe[3])
     assert not torch.equal(pe[0], pe[1])
+
+
+def test_the_cache_off_route_costs_the_prefix_rows_at_every_step():
+    """What turning the cache off costs per step, counted two ways that must agree: torch's FLOP counter on the
+    stand-in, and the prefix rows' work by hand (per block: 26·P·d² in the q/k/v/out projections and the SwiGLU
+    MLP of ratio 3, plus 4·d·Nq·Nk per prefix attention segment; text segments causal, the reference over
+    everything before its end). docs/models.md quotes the counter at realistic proportions."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    model = standin.build(0).model.diffusion_model
+    x, context = torch.randn(1, 64, 16, 16), torch.randn(1, 6, 32)
+    refs, t = [torch.randn(1, 64, 4, 4)], torch.tensor([0.5])
+
+    def flops(**options):
+        with torch.no_grad(), FlopCounterMode(display=False) as counter:
+            model(x, t, context, refs, [3], transformer_options=options)
+        return counter.get_total_flops()
+
+    model.reset_prefix_cache(True)
+    fill = flops()
+    hit = flops()
+    off = flops(**{standin.CACHE_OPTION: {"device": "off"}})
+    assert model.prefix_cache.fills == 1 and model.prefix_cache.hits == 1 and fill == off
+    d, prefix = 256, 3 + 16 + 3
+    segments = [(3, 3), (16, 3 + 16), (3, prefix)]  # (queries, keys): text, the reference, text
+    per_block = 26 * prefix * d * d + 4 * d * sum(q * k for q, k in segments)
+    assert off - hit == len(model.transformer_blocks) * per_block
