@@ -35,7 +35,7 @@ def table_rows(ids: torch.Tensor, scope: CallScope) -> tuple[torch.Tensor, tuple
         shared = one_row(axes)
         if shared is not None and ids.shape[0] == 1:
             return ids, shared
-        if scope.table_batch == ONE_TABLE:
+        if shared is None and scope.table_batch == ONE_TABLE:
             rows = max(axis.temperature.shape[0] for axis in axes if axis.temperature is not None)
             raise per_image_temperatures_error(scope.family, rows)
     if ids.shape[0] == 1 and scope.batch > 1:  # one ids row for the call's samples: one table row per sample
