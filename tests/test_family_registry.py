@@ -1,12 +1,13 @@
 """Detection against the host's own classes: every RoPE model class of the running ComfyUI is supported or refused by
-name; third-party subclasses (Nunchaku) are detected through their ComfyUI base class; Nunchaku FLUX gets a clear
-error; the ``variant`` input picks a checkpoint's trained size and refuses another family's.
+name; third-party subclasses (Nunchaku) are detected through their ComfyUI base class; a Nunchaku wrapper whose
+transformer has no nunchaku ``pos_embed`` gets a clear error (Nunchaku FLUX itself: test_nunchaku_flux_host.py); the
+``variant`` input picks a checkpoint's trained size and refuses another family's.
 
 Nunchaku (nunchaku-tech/ComfyUI-nunchaku) is not on PyPI and needs CUDA kernels, so its classes are reproduced here
 as minimal stand-ins with the same names and bases: ``NunchakuQwenImage(comfy.model_base.QwenImage)`` around a
 subclass of ComfyUI's Qwen transformer (the real one swaps the blocks and keeps ComfyUI's ``EmbedND`` and ids), and
-a ``comfy.model_base.Flux`` whose ``diffusion_model`` is a ``ComfyFluxWrapper`` around a
-``NunchakuFluxTransformer2dModel`` (no ComfyUI ``pe_embedder``). Verified only on these stand-ins.
+a ``comfy.model_base.Flux`` whose ``diffusion_model`` is a ``ComfyFluxWrapper`` around a transformer without
+nunchaku's ``pos_embed`` (tests/nunchaku_flux_standin.py has the full one). Verified only on these stand-ins.
 """
 
 from __future__ import annotations
@@ -173,8 +174,8 @@ def test_comfyui_own_subclasses_keep_their_own_adapters():
 
 
 def _nunchaku_flux():
-    """ComfyUI-nunchaku's FLUX as its loader builds it: ComfyUI's ``model_base.Flux`` with ``diffusion_model``
-    replaced by a ``ComfyFluxWrapper`` around nunchaku's transformer (stand-ins: same names, no CUDA kernels)."""
+    """ComfyUI's ``model_base.Flux`` with ``diffusion_model`` replaced by a ``ComfyFluxWrapper``, as ComfyUI-nunchaku's
+    loader builds it, around a transformer that has no ``pos_embed`` (an unknown nunchaku version or another pack)."""
 
     class NunchakuFluxTransformer2dModel(torch.nn.Module):
         pass
@@ -189,14 +190,14 @@ def _nunchaku_flux():
     return patcher
 
 
-def test_nunchaku_flux_gets_a_clear_error_naming_nunchaku():
+def test_a_nunchaku_wrapper_without_pos_embed_gets_a_clear_error_naming_nunchaku():
     families = _pack("nodes.families")
     model = _nunchaku_flux()
     with pytest.raises(families.UnsupportedModelError) as error:
         _pack("nodes.dype_node").DyPEPatchModel.execute(model, "yarn", True, 2.0, 2.0, 0, "multiply")
     message = str(error.value)
     assert "Nunchaku" in message and "ComfyFluxWrapper" in message and "NunchakuFluxTransformer2dModel" in message
-    assert "ComfyUI's own loader" in message
+    assert "pos_embed" in message and "ComfyUI's own loader" in message
     with pytest.raises(families.UnsupportedModelError, match="Nunchaku"):
         _pack("nodes.sega_node").SEGAAttention.execute(model, 0.08, 0.15, 1.5, 0.0, 1.0, 1.5, 1.0, 0)
 

@@ -8,7 +8,9 @@ The forward is stopped right after the embedder has built the image's table (a h
 
 from __future__ import annotations
 
+import nunchaku_flux_standin
 import pytest
+import qwen_image21_standin
 import tiny_models
 import tiny_video
 import torch
@@ -45,6 +47,9 @@ NATIVE: dict[str, tuple[str, list[tuple[int, int]], str | None]] = {
     "z_image_pixel": ("z_image_pixel", [(1024, 1024)], None),
     "kandinsky5_image": ("kandinsky5_image", [(1024, 1024), (1408, 640), (640, 1408), (1280, 768)], None),
     "anima": ("anima", [(1024, 1024)], None),
+    "nunchaku_flux": ("nunchaku_flux", [(1024, 1024)], None),  # Flux.1's
+    "qwen_image21": ("qwen_image21", [(2048, 2048), (2400, 1792), (1792, 2400), (2528, 1696), (1696, 2528),
+                                      (2752, 1536), (1536, 2752)], None),
     "wan21_1_3b": ("wan21_1_3b", [(832, 480), (480, 832)], None),
     "wan_14b": ("wan21", [(1280, 720), (720, 1280), (832, 480)], None),
     "wan_14b_480p": ("wan21", [(832, 480), (480, 832)], "Wan 14B 480P (832x480)"),
@@ -54,6 +59,10 @@ NATIVE: dict[str, tuple[str, list[tuple[int, int]], str | None]] = {
     "hunyuan_video15": ("hunyuan_video15", [(1280, 720), (720, 1280), (848, 480)], None),
     "hunyuan_video15_480p": ("hunyuan_video15", [(848, 480), (480, 848)], "HunyuanVideo 1.5 480p (848x480)"),
 }
+
+
+#: Models no host here has, on their stand-ins (tests/*_standin.py).
+STANDINS = {"nunchaku_flux": nunchaku_flux_standin.FAMILY, "qwen_image21": qwen_image21_standin.FAMILY}
 
 
 def _pack(name: str):
@@ -66,8 +75,10 @@ class Tiny:
     """One tiny family of either kind: its model, a 1-frame latent of w x h px, its conds and embedder."""
 
     def __init__(self, name: str) -> None:
-        self.video = name not in tiny_models.FAMILIES
-        if self.video:
+        self.video = name not in tiny_models.FAMILIES and name not in STANDINS
+        if name in STANDINS:
+            self.fam, self.key = STANDINS[name], name
+        elif self.video:
             key = "wan21" if name == "wan21_1_3b" else name
             self.fam = tiny_video.FAMILIES[key]
             self.extra = dict(dim=1536, num_heads=12) if name == "wan21_1_3b" else {}
@@ -101,7 +112,7 @@ def _first_image_table(model, tiny: Tiny, width: int, height: int, adapter) -> t
     seen = []
 
     def hook(module, args, kwargs, output):
-        tokens = args[0].shape[-2] if args[0].dim() == 3 else args[0].shape[1:4].numel()
+        tokens = args[0].shape[-2] if args[0].dim() in (2, 3) else args[0].shape[1:4].numel()  # ids or Cosmos' latent
         if tokens >= grid[0] * grid[1]:
             seen.append((tuple(a.detach().clone() for a in args), dict(kwargs), output.detach().clone()))
             raise _Stop

@@ -18,6 +18,7 @@ from headless import (
     graph,
     hiflow_workflows,
     make_workflows,
+    newest_workflows,
     paper_workflows,
     registry,
     runner,
@@ -30,7 +31,7 @@ WORKFLOWS = sorted(runner.WORKFLOWS_DIR.glob("*.json"))
 SHIPPED = {make_workflows.shipped(key) for key in (
     make_workflows.FLUX_DEV_4096, make_workflows.FLUX_KREA_SEGA, make_workflows.FLUX_KREA_4096, make_workflows.QWEN_4096,
     make_workflows.FLUX_DEV_UHD, *(spec.file for spec in make_workflows.SPECS), *video_workflows.NAMES,
-    *paper_workflows.NAMES, *hiflow_workflows.NAMES)}
+    *paper_workflows.NAMES, *hiflow_workflows.NAMES, *newest_workflows.NAMES)}
 VIDEO_FILES = {make_workflows.shipped(name) for name in video_workflows.NAMES}
 CASCADE_FILES = {make_workflows.shipped(name) for name in hiflow_workflows.NAMES}  # HiFlow: no KSampler, 4x out
 IMAGE_WORKFLOWS = [p for p in WORKFLOWS if p.name not in VIDEO_FILES | CASCADE_FILES]  # video: test_video_workflows
@@ -85,7 +86,8 @@ def test_all_examples_are_shipped_and_generated():
 def test_each_workflow_has_a_pack_family_and_only_newer_host_ones_skip(comfy):
     # The family comes from the model file (registry.MODEL_FAMILY): it must name a pack adapter, and a workflow the
     # generator does not mark as for newer hosts must run on every host (never skip by accident).
-    newer = {make_workflows.shipped(spec.file) for spec in make_workflows.SPECS if spec.newer_host}
+    newer = {make_workflows.shipped(spec.file) for spec in make_workflows.SPECS if spec.newer_host} | {
+        make_workflows.shipped(name) for name in newest_workflows.NAMES}  # models no tested host has
     for path in WORKFLOWS:
         wf = runner.load_workflow(path)
         for unet in (n["widgets_values"][0] for n in wf["nodes"] if n["type"] == "UNETLoader"):
@@ -105,7 +107,7 @@ def test_workflow_parses_and_documents_itself(path: Path):
     assert all(n["properties"]["Node name for S&R"] == n["type"] for n in wf["nodes"] if n["type"] != "MarkdownNote")
     types = {n["type"] for n in wf["nodes"]}
     video = path.name in VIDEO_FILES
-    text = "TextEncodeQwenImageEditPlus" if "TextEncodeQwenImageEditPlus" in types else "CLIPTextEncode"
+    text = next((t for t in ("TextEncodeQwenImageEditPlus", "TextEncodeQwenImage21") if t in types), "CLIPTextEncode")
     cascade = path.name in CASCADE_FILES
     sampler = hiflow_workflows.HIFLOW if cascade else "KSampler"
     assert types >= {"UNETLoader", "VAELoader", text} | (

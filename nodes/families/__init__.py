@@ -1,7 +1,7 @@
 """Family detection: walk the table of adapters. Adding a family = one module + one entry here + a tiny-model test.
 
 Order matters only where two adapters share a ``model_base`` class: the one with the narrower ``accepts`` test
-comes first (Ovis-Image before Flux.1 share ``Flux``; Z-Image before Lumina 2 share ``Lumina2``;
+comes first (Nunchaku FLUX and Ovis-Image before Flux.1 share ``Flux``; Z-Image before Lumina 2 share ``Lumina2``;
 Wan 1.3B before the 14B share ``WAN21``).
 
 ``NOT_SUPPORTED`` names every other RoPE model class of the newest tested host with a reason a user can act on;
@@ -24,16 +24,20 @@ from .lens import LENS
 from .longcat import LONGCAT_IMAGE
 from .lumina import LUMINA2, Z_IMAGE, Z_IMAGE_PIXEL
 from .mage_flow import MAGE_FLOW
+from .nunchaku_flux import NUNCHAKU_FLUX
 from .omnigen2 import BOOGU, OMNIGEN2
 from .ovis import OVIS_IMAGE
-from .qwen_image import QWEN_IMAGE, QWEN_IMAGE21_REFUSAL
+from .qwen_image import QWEN_IMAGE
+from .qwen_image21 import QWEN_IMAGE21
 from .wan import WAN21_1_3B, WAN22_5B, WAN_14B
 
 ADAPTERS: tuple[FamilyAdapter, ...] = (
-    FLUX, OVIS_IMAGE, FLUX2, CHROMA, CHROMA_RADIANCE, QWEN_IMAGE, Z_IMAGE, LUMINA2, HIDREAM, HUNYUAN_IMAGE21, OMNIGEN2,
+    NUNCHAKU_FLUX, FLUX, OVIS_IMAGE, FLUX2, CHROMA, CHROMA_RADIANCE, QWEN_IMAGE, Z_IMAGE, LUMINA2, HIDREAM, HUNYUAN_IMAGE21, OMNIGEN2,
     WAN21_1_3B, WAN_14B, WAN22_5B, HUNYUAN_VIDEO, HUNYUAN_VIDEO15,  # video: the time axis is never scaled
     # only on newer hosts (ComfyUI 0.30 and later):
     LONGCAT_IMAGE, KREA2, MAGE_FLOW, LENS, BOOGU, Z_IMAGE_PIXEL, KANDINSKY5_IMAGE, ANIMA,
+    # only on ComfyUI 0.37 and later (read from its code, tested on a stand-in):
+    QWEN_IMAGE21,
 )
 
 _OWN_TABLE = "builds its rotary table with its own code ({how}), not through an EmbedND-style embedder the pack can " \
@@ -88,10 +92,10 @@ NOT_SUPPORTED: dict[str, str] = {
     "DepthAnything3": "Depth Anything 3 " + _NOT_IMAGE.format(what="a depth estimator"),
     "TripoSplat": "TripoSplat " + _NOT_IMAGE.format(what="3-D generation over a latent sequence"),
     # Classes newer than the tested hosts (0.3.75, 0.30), read from Comfy-Org/ComfyUI comfy/model_base.py @094c74c1
-    # and the ldm modules they build; no tested host has them, so tests/test_family_registry.py checks them by name.
+    # and the ldm modules they build; no tested host has them, so tests/test_refused_newest.py checks them by name.
     # Kandinsky6 and Prism are the names of their diffusion models (comfy/ldm/kandinsky6, comfy/ldm/prism): the
-    # stored model_base.py predates their model_base classes, so those names are unconfirmed.
-    "QwenImage21": QWEN_IMAGE21_REFUSAL,
+    # stored model_base.py predates their model_base classes, so those names are unconfirmed. (Qwen-Image 2.1,
+    # QwenImage21, is supported: qwen_image21.py.)
     "SenseNovaU15": "SenseNova U1.5 " + _OWN_TABLE.format(
         how="(t, h, w) indexes over a sequence that interleaves text, references and the image, with the text and "
         "reference keys/values precomputed once per run"),
@@ -113,8 +117,13 @@ class UnsupportedModelError(ValueError):
     """The MODEL is not a RoPE DiT family this pack knows how to patch."""
 
 
+#: Models of other packs' loaders, listed after ComfyUI's own (ADAPTERS orders by detection, where they come first).
+OTHER_PACKS = (NUNCHAKU_FLUX,)
+
+
 def supported_families_text() -> str:
-    return "; ".join(a.display_name for a in ADAPTERS)
+    own = [a.display_name for a in ADAPTERS if a not in OTHER_PACKS]
+    return "; ".join(own) + "; other packs' loaders: " + "; ".join(a.display_name for a in OTHER_PACKS)
 
 
 def find_adapter(name: str) -> FamilyAdapter:

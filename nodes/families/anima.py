@@ -6,7 +6,7 @@ nodes/rope_patch/spatial_only.py). Text reaches the image through cross-attentio
 (sigma in [0, 1]); Cosmos-Predict2 itself (``model_base.CosmosPredict2``) samples EDM-style sigmas and is refused
 (registry)."""
 
-from .base import COSMOS_ROPE, FamilyAdapter, TokenEmbedding
+from .base import COSMOS_ROPE, ONE_TABLE, FamilyAdapter, TokenEmbedding
 
 ANIMA = FamilyAdapter(
     name="anima",
@@ -27,4 +27,5 @@ ANIMA = FamilyAdapter(
     theta=10000.0 * 4.0 ** (42 / 40),
     axes_dim=(44, 42, 42),
     preview_shift=("linear", 3.0),
+    table_batch=ONE_TABLE,  # Cosmos builds one table for the batch from the latent's shape
 )

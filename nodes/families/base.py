@@ -22,8 +22,18 @@ HEADS_FIRST = 1
 TOKENS_FIRST = 2
 #: What ``embedder_attr`` holds: an EmbedND-style module called with ids (every family but one) ...
 EMBEDND = "embednd"
-#: ... or Cosmos' VideoRopePosition3DEmb, called with the latent's shape (Anima; nodes/rope_patch/cosmos_embedder.py).
+#: ... or Cosmos' VideoRopePosition3DEmb, called with the latent's shape (Anima; nodes/rope_patch/cosmos_embedder.py),
 COSMOS_ROPE = "cosmos"
+#: ... or nunchaku's own EmbedND, [sin, cos] pairs for its fused kernels (nodes/rope_patch/nunchaku_embedder.py).
+NUNCHAKU_ROPE = "nunchaku"
+#: How many rows a table has for a call of B samples: one per sample (the family builds batched ids) ...
+PER_SAMPLE = "per_sample"
+#: ... one for the whole batch (the embedder gets batch-1 ids and the attention takes a single table: SEGA's
+#: per-image temperatures cannot be given) ...
+ONE_TABLE = "one"
+#: ... or one when the call's schedule is one row, one per sample where SEGA's temperatures differ by image (the
+#: embedder gets batch-1 ids; the attention takes either).
+ONE_OR_PER_SAMPLE = "one_or_per_sample"
 #: The module that defines ComfyUI's model classes.
 COMFY_MODEL_BASE = "comfy.model_base"
 
@@ -90,7 +100,11 @@ class FamilyAdapter:
     #: Checkpoints with other trained sizes that nothing in the model tells apart; the first is the default (its
     #: size is ``default_base_hw`` / ``default_base_px``: the largest, so no variant's native size is rescaled).
     variants: tuple[Variant, ...] = ()
-    embedder_kind: str = EMBEDND  # EMBEDND or COSMOS_ROPE: which replacement module patches embedder_attr
+    embedder_kind: str = EMBEDND  # EMBEDND, COSMOS_ROPE or NUNCHAKU_ROPE: which replacement patches embedder_attr
+    table_batch: str = PER_SAMPLE  # PER_SAMPLE, ONE_TABLE or ONE_OR_PER_SAMPLE: the rows the model's table has
+    #: The transformer_options key of a text/reference K/V cache the model keeps across steps (Qwen-Image 2.1), set
+    #: to "off" for the calls whose table the pack changes (nodes/rope_patch/prefix_cache.py); None: no such cache.
+    prefix_cache_option: str | None = None
 
     def bound(self, base_model) -> FamilyAdapter:
         """This adapter with what only the loaded model knows (a pixel-space model's patch size)."""

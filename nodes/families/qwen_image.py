@@ -30,23 +30,3 @@ QWEN_IMAGE = FamilyAdapter(
     preview_shift=("linear", 3.1),
     paper_quirks=OFFICIAL_SEGA_QUIRKS,
 )
-
-#: Why Qwen-Image 2.1 (ComfyUI 0.37+, ``model_base.QwenImage21(QwenImage)``, ``comfy/ldm/qwen_image21/model.py``) is
-#: refused by name. Read from its code (Comfy-Org/ComfyUI, qwen_image21/model.py @08f68f09, model_base.py
-#: @094c74c1); no host here has the class, so none of this could be run. Its EmbedND (theta 10000, axes 16/56/56)
-#: would accept a patched table, but: (1) the text and reference keys/values are computed once per sampling run and
-#: reused at every later step (``prefix_cache``, on whenever the patcher has no hook patches; its key holds the
-#: prompt, references and target shape, not the step), so a table that changes each step would leave cached keys
-#: rotated by the first step's frequencies against queries rotated by the current step's; switching the cache off
-#: is the user's ``qwen_image21_cache`` option (QwenImage21Cache), which the pack may not overwrite; (2) its
-#: positions are not Qwen-Image's: targets centred on -ceil(h/2), references offset by half a token where their
-#: parity differs, text split around the references at ``image_slots``, each segment's index running on; (3) the
-#: fused ``rms_rope`` kernel takes one (1, N, 1, ...) table for the whole batch, where SEGA's per-sample recipe
-#: needs one per row.
-QWEN_IMAGE21_REFUSAL = (
-    "Qwen-Image 2.1 reuses its text and reference keys/values across the steps of a run (its prefix K/V cache), so "
-    "a rotary table that changes every step (DyPE) or carries SEGA's temperatures would mix two steps' frequencies "
-    "in one attention; its positions are also half-token fractional and interleave the text with the references. "
-    "Not supported until verified on a ComfyUI that has it. Meanwhile use Qwen-Image or Qwen-Image-2512 with "
-    "these nodes, or Qwen-Image 2.1 at its trained sizes without them"
-)

@@ -2,14 +2,16 @@
 
 The rule: an image family of the pack (nodes/families) whose MODEL samples by flow matching (ComfyUI's CONST
 ``model_sampling``: x = σ·noise + (1 - σ)·x0, the interpolation HiFlow's re-noise and velocities assume) on a VAE
-latent. Video families (the adapter's ``video`` fact) are refused by name (HiFlow's swin shift and Butterworth
+latent (Qwen-Image 2.1 included: tests/test_hiflow_newest.py). Nunchaku FLUX is refused by name for now: the cascade
+reads FLUX.1's guidance and schedule from ComfyUI's own Flux and its official stage table from ComfyUI's EmbedND.
+Video families (the adapter's ``video`` fact) are refused by name (HiFlow's swin shift and Butterworth
 filter are 2-D; their time axis would need its own rule), and so are pixel-space models (no VAE latent: the one-pixel swin shift is a fraction of a
 patch of 16-32 pixels, not half a token as in the official code).
 """
 
 from __future__ import annotations
 
-from ..families import FamilyAdapter, UnsupportedModelError, detect_family
+from ..families import NUNCHAKU_FLUX, FamilyAdapter, UnsupportedModelError, detect_family
 
 
 def hiflow_family(model) -> FamilyAdapter:
@@ -23,6 +25,12 @@ def hiflow_family(model) -> FamilyAdapter:
             f"HiFlow Cascade does not run video models ({adapter.display_name}, {name}): its swin shift and low-pass "
             "filter act on the image plane only and the official code defines nothing for a time axis. Use DyPE / "
             "SEGA in one pass for high-resolution video.")
+    if adapter.name == NUNCHAKU_FLUX.name:
+        raise UnsupportedModelError(
+            f"HiFlow Cascade does not run Nunchaku FLUX yet ({name}): the cascade reads FLUX.1's distilled guidance "
+            "and its official schedule from ComfyUI's own Flux model and builds the official stage table from "
+            "ComfyUI's EmbedND, none of which Nunchaku's quantized transformer has. Use DyPE / SEGA in one pass with "
+            "Nunchaku FLUX, or HiFlow with a BF16 / FP8 FLUX.1 checkpoint.")
     if adapter.pixel_space:
         raise UnsupportedModelError(
             f"HiFlow Cascade does not run pixel-space models ({adapter.display_name}, {name}): the official swin shift "

@@ -6,11 +6,12 @@ import logging
 from collections.abc import Callable
 
 from ..families import FamilyAdapter, UnsupportedModelError, detect_family
-from ..families.base import COSMOS_ROPE
+from ..families.base import COSMOS_ROPE, EMBEDND, NUNCHAKU_ROPE
 from .config import CONFIG_KEY, WRAPPER_KEY, PatchConfig, read_config
 from .cosmos_embedder import CosmosRopeEmbedder, cosmos_rope_problem
 from .embedder import ExtrapolatingRopeEmbedder, describe_module, is_stock_rope_embedder
 from .memory import follow_host_memory
+from .nunchaku_embedder import NunchakuRopeEmbedder, nunchaku_rope_problem
 from .wrappers import apply_model_wrapper, calc_cond_batch_wrapper, outer_sample_wrapper
 
 logger = logging.getLogger(__name__)
@@ -29,8 +30,9 @@ def _original_embedder(model, adapter: FamilyAdapter):
     """
     current = _embedder(model, adapter)
     original = current.original if isinstance(current, ExtrapolatingRopeEmbedder) else current
-    if adapter.embedder_kind == COSMOS_ROPE:
-        problem = cosmos_rope_problem(original)
+    if adapter.embedder_kind in (COSMOS_ROPE, NUNCHAKU_ROPE):
+        problem = (cosmos_rope_problem(original) if adapter.embedder_kind == COSMOS_ROPE
+                   else nunchaku_rope_problem(original, adapter.spatial_axes))
         if problem is not None:
             raise UnsupportedModelError(
                 f"DyPE/SEGA cannot patch {type(model.model).__name__}.{adapter.embedder_attr}: {problem}. Another "
@@ -62,20 +64,18 @@ def _embedder(model, adapter: FamilyAdapter):
 
 
 def missing_embedder_error(base_model, adapter: FamilyAdapter) -> UnsupportedModelError:
-    """A ComfyUI model class whose diffusion model is another pack's, without ComfyUI's embedder: Nunchaku's FLUX
-    (``ComfyFluxWrapper`` around nunchaku's quantized transformer) is the known case and is named as such."""
+    """A ComfyUI model class whose diffusion model is another pack's, without ComfyUI's embedder. A Nunchaku wrapper
+    (``ComfyFluxWrapper``) whose transformer has no nunchaku ``pos_embed`` the pack knows is named as such."""
     diffusion_model = getattr(base_model, "diffusion_model", None)
     what = describe_module(diffusion_model)
     inner = getattr(diffusion_model, "model", None)
     if "nunchaku" in f"{what} {describe_module(inner)}".lower() or type(diffusion_model).__name__ == "ComfyFluxWrapper":
         return UnsupportedModelError(
             f"DyPE/SEGA cannot patch this Nunchaku model ({type(base_model).__name__} running {what}, around "
-            f"{describe_module(inner)}): Nunchaku's quantized transformer computes its rotary table itself, in its "
-            f"fused kernels' own packed [sin, cos] layout, and has no ComfyUI {adapter.embedder_attr} to replace. "
-            "Supporting it needs a replacement for that transformer's rotary embedding in Nunchaku's layout, which "
-            "this pack does not have. To use DyPE/SEGA, load a BF16 or FP8 checkpoint with ComfyUI's own loader (or "
-            "a GGUF one with ComfyUI-GGUF). ComfyUI-nunchaku's Qwen-Image and Z-Image loaders keep ComfyUI's embedder "
-            "and are supported."
+            f"{describe_module(inner)}): the transformer inside has no 'pos_embed' with theta and axes_dim, where "
+            "nunchaku's FLUX transformers (NunchakuFluxTransformer2dModel, NunchakuFluxTransformer2DModelV2) build "
+            "their rotary table, so there is no table to replace. Load the model with ComfyUI-nunchaku's own FLUX "
+            "loader (Nunchaku FLUX DiT Loader), or a BF16 / FP8 checkpoint with ComfyUI's own loader."
         )
     return UnsupportedModelError(
         f"DyPE/SEGA cannot patch this {type(base_model).__name__} model: its diffusion model is {what}, not "
@@ -95,6 +95,11 @@ def _log_replaced(before: PatchConfig, after: PatchConfig) -> None:
                            "(the last wins). Replaced: %s, base_resolution %g.", node, old, base)
 
 
+#: The replacement module of each kind of embedder (FamilyAdapter.embedder_kind).
+REPLACEMENTS = {EMBEDND: ExtrapolatingRopeEmbedder, COSMOS_ROPE: CosmosRopeEmbedder,
+                NUNCHAKU_ROPE: NunchakuRopeEmbedder}
+
+
 def family_of(model) -> FamilyAdapter:
     """The family of a MODEL (ModelPatcher), or an error for anything else."""
     if not hasattr(model, "model") or not hasattr(model, "clone"):
@@ -111,8 +116,7 @@ def patch_model(model, update: Callable[[PatchConfig], PatchConfig]):
     current = _original_embedder(model, adapter)
     clone = model.clone()
     if not isinstance(current, ExtrapolatingRopeEmbedder):
-        replacement = CosmosRopeEmbedder if adapter.embedder_kind == COSMOS_ROPE else ExtrapolatingRopeEmbedder
-        clone.add_object_patch(adapter.embedder_attr, replacement(current))
+        clone.add_object_patch(adapter.embedder_attr, REPLACEMENTS[adapter.embedder_kind](current))
     options = clone.model_options.setdefault("transformer_options", {})
     current_config = read_config(options) or PatchConfig()
     options[CONFIG_KEY] = update(current_config)

@@ -10,14 +10,10 @@ patched call, the original table is returned as it is. Time pairs keep the model
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import torch
 
-from ..families import UnsupportedModelError
+from .batch_table import one_row, per_image_temperatures_error
 from .embedder import ExtrapolatingRopeEmbedder
-from .errors import concurrent_sampling_error
-from .scopes import CALL
 from .spatial_only import keep_model_columns
 from .tables import embed_ids
 
@@ -48,16 +44,15 @@ class CosmosRopeEmbedder(ExtrapolatingRopeEmbedder):
 
     def forward(self, x_B_T_H_W_C: torch.Tensor, fps=None, device=None, dtype=None) -> torch.Tensor:
         table = self.original(x_B_T_H_W_C, fps=fps, device=device)
-        scope = CALL.get()
+        scope = self.call_scope()
         if scope is None:
-            return table
-        if scope.embedder is not self:
-            if getattr(scope.embedder, "original", None) is self.original:
-                raise concurrent_sampling_error("base", "the RoPE embedder", "another clone's DyPE/SEGA embedder")
             return table
         _, frames, rows, cols, _ = x_B_T_H_W_C.shape
         ids = _grid_ids(frames, rows, cols, table.device)
-        axes = tuple(_one_row(axis) for axis in scope.axes)
+        axes = one_row(scope.axes)
+        if axes is None:
+            rows = max(axis.temperature.shape[0] for axis in scope.axes if axis.temperature is not None)
+            raise per_image_temperatures_error(scope.family, rows)
         ours = embed_ids(ids, self.axes_dim, self.theta, axes, 1, scope.device)[0, 0]  # (L, pairs, 2, 2)
         return keep_model_columns(table, ours.to(table.dtype), self.axes_dim, [axis.column for axis in axes], 1)
 
@@ -67,16 +62,3 @@ def _grid_ids(frames: int, rows: int, cols: int, device: torch.device) -> torch.
     grid = torch.stack(torch.meshgrid(torch.arange(frames, device=device), torch.arange(rows, device=device),
                                       torch.arange(cols, device=device), indexing="ij"), dim=-1)
     return grid.reshape(1, -1, 3).to(torch.float32)
-
-
-def _one_row(axis):
-    """The axis schedule for a table shared by the whole batch. Frequencies depend only on sigma, which ComfyUI's
-    samplers give every image of a batch alike, so the first row is every row; SEGA's per-image temperatures are
-    not, and one table cannot hold several."""
-    if axis.temperature is not None and axis.temperature.shape[0] > 1:
-        raise UnsupportedModelError(
-            "DyPE/SEGA: Anima (Cosmos) applies one rotary table to every image of a batch, but SEGA computes its "
-            f"temperatures per image ({axis.temperature.shape[0]} here). Sample with batch size 1 (queue several "
-            "runs instead), or use DyPE Patch Model without SEGA."
-        )
-    return replace(axis, freqs=axis.freqs[:1])

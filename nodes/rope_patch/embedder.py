@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import torch
 
+from .batch_table import table_rows
 from .config import LABEL_TABLE
 from .errors import concurrent_sampling_error
-from .scopes import CALL
+from .scopes import CALL, CallScope
 from .tables import embed_ids
 
 
@@ -28,20 +29,29 @@ class ExtrapolatingRopeEmbedder(torch.nn.Module):
             self.dim = original.dim
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        scope = CALL.get()
+        scope = self.call_scope()
         if scope is None:
             return self.original(ids)
-        if scope.embedder is not self:
-            if getattr(scope.embedder, "original", None) is self.original:
-                # Another clone's replacement of the same module took its place in the middle of this call.
-                raise concurrent_sampling_error("base", "the RoPE embedder", "another clone's DyPE/SEGA embedder")
-            return self.original(ids)  # an embedder of another model called inside this one's call
-        if ids.shape[0] == 1 and scope.batch > 1:  # one ids row for the call's samples (Lumina's caption on newer
-            ids = ids.expand(scope.batch, *ids.shape[1:])  # hosts): one table row per sample, as for a batch of ids
+        return self.table(ids, scope)
+
+    def call_scope(self) -> CallScope | None:
+        """This call's scope, or None when the original's table is wanted: outside a patched call (or at/below the
+        trained grid), or inside another model's call."""
+        scope = CALL.get()
+        if scope is None or scope.embedder is self:
+            return scope
+        if getattr(scope.embedder, "original", None) is self.original:
+            # Another clone's replacement of the same module took its place in the middle of this call.
+            raise concurrent_sampling_error("base", "the RoPE embedder", "another clone's DyPE/SEGA embedder")
+        return None  # an embedder of another model called inside this one's call
+
+    def table(self, ids: torch.Tensor, scope: CallScope) -> torch.Tensor:
+        """The call's table for (B, N, columns) ids in the family's layout, as many rows as the model takes."""
+        ids, axes = table_rows(ids, scope)
         if torch.compiler.is_compiling():  # dynamo would drop the label anyway, with a warning per compile
-            return embed_ids(ids, self.axes_dim, float(self.theta), scope.axes, scope.pe_unsqueeze_dim, scope.device)
+            return embed_ids(ids, self.axes_dim, float(self.theta), axes, scope.pe_unsqueeze_dim, scope.device)
         with torch.profiler.record_function(LABEL_TABLE):
-            return embed_ids(ids, self.axes_dim, float(self.theta), scope.axes, scope.pe_unsqueeze_dim, scope.device)
+            return embed_ids(ids, self.axes_dim, float(self.theta), axes, scope.pe_unsqueeze_dim, scope.device)
 
 
 def describe_module(module: object) -> str:

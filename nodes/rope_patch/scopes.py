@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from ..families.base import PER_SAMPLE
+
 logger = logging.getLogger(__name__)
 
 
@@ -49,6 +51,12 @@ class RunScope:
         if message not in self.warned:
             self.warned.add(message)
             logger.warning(message)
+
+    def note_once(self, message: str) -> None:
+        """An informational line, once per run (what the run does differently and why, not a problem)."""
+        if message not in self.warned:
+            self.warned.add(message)
+            logger.info(message)
 
 
 @dataclass
@@ -84,6 +92,8 @@ class CallScope:
     device: torch.device | None = None  # where tables are computed (devices.math_device of the latent's device)
     grid: tuple[int, int] | None = None  # token rows and cols of the generated latent
     batch: int = 1  # rows of the call's latent: tables have at least these rows (axes may have fewer: build_call_scope)
+    table_batch: str = PER_SAMPLE  # FamilyAdapter.table_batch: one table per sample, one per batch, or either
+    family: str = ""  # the family's display name, for the errors a table can raise
 
 
 class ThreadSlot:

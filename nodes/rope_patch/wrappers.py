@@ -5,7 +5,8 @@ exactly the call it wraps:
   (controlnet.py); at the end, SEGA's fallback flags are read in one transfer (``_report_run``).
 * CALC_COND_BATCH (``calc_cond_batch_wrapper``): the step scope, holding the step's full latent.
 * APPLY_MODEL (``apply_model_wrapper``): the call scope, the schedule of this model call (schedule.py) that the
-  replacement embedder reads.
+  replacement embedder reads; a model that reuses text keys across steps recomputes them in such calls
+  (prefix_cache.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .config import read_config
 from .controlnet import scheduled_controlnets
 from .embedder import ExtrapolatingRopeEmbedder
 from .errors import embedder_swapped_error
+from .prefix_cache import per_step_options
 from .schedule import build_call_scope
 from .scopes import CALL, RUN, STEP, STEP_KEY, RunScope, StepScope, current_run, current_step, warn
 
@@ -87,6 +89,8 @@ def apply_model_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control
                                          run.patcher)
         if isinstance(embedder, ExtrapolatingRopeEmbedder):
             scope = build_call_scope(config, adapter, embedder, x, t, step, base_model)
+            if scope is not None:  # a table of our own: a cache of keys across steps must not keep the old ones
+                transformer_options = per_step_options(transformer_options, adapter, base_model, config, run)
         else:
             warn(
                 f"DyPE/SEGA: {adapter.embedder_attr} of {type(base_model).__name__} is "

@@ -213,13 +213,14 @@ def _keys() -> list[str]:
 
 
 def _numbers() -> dict[str, int]:
-    """Each key's card number: the workflows above in order from 1, then the paper settings' fixed numbers
-    (paper_workflows.FIRST_NUMBER on), which must come after them."""
+    """Each key's card number: the workflows above in order from 1, then the paper settings' and the newest models'
+    fixed numbers (their modules' FIRST_NUMBER on), each group after the one before."""
     numbers = {k: number for number, k in enumerate(_keys(), start=1)}
-    paper = _paper_workflows()
-    if len(numbers) >= paper.FIRST_NUMBER:
-        raise ValueError(f"{len(numbers)} workflows come before paper_workflows.FIRST_NUMBER {paper.FIRST_NUMBER}")
-    return numbers | {k: number for number, k in enumerate(paper.NAMES, start=paper.FIRST_NUMBER)}
+    for group in (_paper_workflows(), _sibling("newest_workflows")):
+        if len(numbers) >= group.FIRST_NUMBER:
+            raise ValueError(f"{len(numbers)} workflows come before {group.__name__}.FIRST_NUMBER {group.FIRST_NUMBER}")
+        numbers |= {k: number for number, k in enumerate(group.NAMES, start=group.FIRST_NUMBER)}
+    return numbers
 
 
 def shipped(key: str) -> str:
@@ -244,35 +245,29 @@ def build_all() -> dict[str, dict[str, Any]]:
             FLUX_DEV_UHD, "flux1-dev.safetensors", sega=False, width=3840, height=2160, guidance=3.5,
             prompt=PROMPT_WIDE, seed=2024, slug="flux1-dev_3840x2160"),
         **{spec.file: family_workflow(spec) for spec in SPECS},
-    } | _video_workflows().build_video() | _paper_workflows().build_paper() | _hiflow_workflows().build()
+    } | _video_workflows().build_video() | _paper_workflows().build_paper() | _hiflow_workflows().build() \
+        | _sibling("newest_workflows").build_newest()
     return {shipped(key): built[key] for key in _numbers()}
 
 
+def _sibling(name: str):
+    """A module of this package that builds on this one (video_workflows, paper_workflows, hiflow_workflows,
+    newest_workflows), imported when first needed: it imports this module."""
+    import importlib
+
+    return importlib.import_module(f"{__package__ or 'headless'}.{name}")
+
+
 def _video_workflows():
-    """tests/headless/video_workflows.py (Wan), which builds on this module."""
-    try:
-        from . import video_workflows
-    except ImportError:  # run as a script
-        from headless import video_workflows
-    return video_workflows
+    return _sibling("video_workflows")
 
 
 def _paper_workflows():
-    """tests/headless/paper_workflows.py (the DyPE paper's other settings), which builds on this module."""
-    try:
-        from . import paper_workflows
-    except ImportError:  # run as a script
-        from headless import paper_workflows
-    return paper_workflows
+    return _sibling("paper_workflows")
 
 
 def _hiflow_workflows():
-    """tests/headless/hiflow_workflows.py (the HiFlow cascade, workflows 26-28)."""
-    try:
-        from . import hiflow_workflows
-    except ImportError:  # run as a script
-        from headless import hiflow_workflows
-    return hiflow_workflows
+    return _sibling("hiflow_workflows")
 
 
 def render(workflow: dict[str, Any]) -> str:

@@ -49,6 +49,12 @@ def _differs(size: str, steps: str | None = None) -> str:
     return "\n".join(lines)
 
 
+#: How to run a FLUX.1 example on Nunchaku's quantized model instead (nodes/families/nunchaku_flux.py).
+NUNCHAKU_FLUX = ("**Nunchaku FLUX** (ComfyUI-nunchaku's int4 / fp4 models): replace **Load Diffusion Model** with its "
+                 "**Nunchaku FLUX DiT Loader** (cache_threshold **0**: its first-block cache reuses earlier steps' "
+                 "work) and keep the rest of the graph; with SEGA, batch size 1 (one rotary table per batch). Tested "
+                 "on a stand-in of Nunchaku's code only (docs/models.md).")
+
 _OOM = ("**Out of memory?** In this order: weight_dtype **fp8_e4m3fn** on the model loader; VAE Decode (Tiled) "
         "tile_size **256**, overlap 32; start ComfyUI with **--lowvram**; a smaller size (e.g. 3072×3072).")
 
@@ -71,6 +77,8 @@ def _flux_note(title: str, unet: str, unet_src: str, size: str, guidance: float,
 No ModelSamplingFlux: its size-dependent shift is fitted up to 1024² and extrapolates to an extreme value here.
 
 {nodes}
+
+{NUNCHAKU_FLUX}
 
 {_differs(size, f"- **28 steps** (template: 20): {steps_why}")}
 

@@ -5,6 +5,8 @@ paper's Table 1, rajabi2001.github.io ``area/static/data/results.js``); the DyPE
 
 from __future__ import annotations
 
+from .notes import NUNCHAKU_FLUX
+
 GRID = ("the SEGA authors' Aesthetic-4K grid (AReA paper, Table 1; rajabi2001.github.io "
         "area/static/data/results.js)")
 
@@ -90,6 +92,8 @@ ConditioningZeroOut, the template's prompt.
 
 {_DYPE.format(base="1024 px for Flux.1")}
 
+{NUNCHAKU_FLUX}
+
 **Where this differs from the template, on purpose:**
 - **Empty SD3 Latent of 2048×2048** where the template samples on the encoded reference (its own note suggests \
 the empty latent for a custom size).
@@ -117,6 +121,8 @@ nearest size the latent allows (85 tokens).
 {_DYPE.format(base="1024 px for Flux.1")} Non-square: each axis gets its own ratio to the trained size (4× wide, \
 1.33× high).
 
+{NUNCHAKU_FLUX}
+
 **Where this differs from ComfyUI's template, on purpose:** 28 steps (above); the prompt is ours.
 {_TILED.format(size="4096×1360")}
 {_SEED}
@@ -141,6 +147,8 @@ SEGA: see the **published SEGA recipe** workflows.
 {_FLUX_RECIPE}
 
 {_DYPE.format(base="1024 px for Flux.1")} Each axis gets its own ratio: 6× wide, 2× high.
+
+{NUNCHAKU_FLUX}
 
 **Where this differs from ComfyUI's template, on purpose:** 28 steps (above); the prompt is ours.
 {_TILED.format(size="6144×2048")}

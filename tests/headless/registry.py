@@ -31,7 +31,8 @@ MODEL_FILES: dict[str, tuple[str, ...]] = {
         "zeta-chroma-base-x0-pixel-dino-distance.safetensors", "wan2.1_t2v_1.3B_fp16.safetensors",
         "wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors", "wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors",
         "kandinsky5lite_t2i.safetensors", "anima-base-v1.0.safetensors",
-        "qwen_image_edit_2509_fp8_e4m3fn.safetensors", "flux1-dev-kontext_fp8_scaled.safetensors"),
+        "qwen_image_edit_2509_fp8_e4m3fn.safetensors", "flux1-dev-kontext_fp8_scaled.safetensors",
+        "qwen_image_2.1_int8_convrot.safetensors"),
     "text_encoders": (
         "clip_l.safetensors", "t5xxl_fp16.safetensors", "qwen_2.5_vl_7b_fp8_scaled.safetensors",
         "t5xxl_fp8_e4m3fn_scaled.safetensors", "mistral_3_small_flux2_bf16.safetensors", "qwen_3_4b.safetensors",
@@ -39,9 +40,11 @@ MODEL_FILES: dict[str, tuple[str, ...]] = {
         "llama_3.1_8b_instruct_fp8_scaled.safetensors", "qwen_2.5_vl_7b.safetensors",
         "byt5_small_glyphxl_fp16.safetensors", "qwen_2.5_vl_fp16.safetensors", "ovis_2.5.safetensors",
         "qwen3vl_4b_fp8_scaled.safetensors", "qwen3vl_4b_bf16.safetensors", "gpt_oss_20b_nvfp4.safetensors",
-        "qwen3vl_8b_fp8_scaled.safetensors", "umt5_xxl_fp8_e4m3fn_scaled.safetensors", "qwen_3_06b_base.safetensors"),
+        "qwen3vl_8b_fp8_scaled.safetensors", "umt5_xxl_fp8_e4m3fn_scaled.safetensors", "qwen_3_06b_base.safetensors",
+        "qwen3vl_8b_int8_convrot.safetensors"),
     "vae": ("ae.safetensors", "qwen_image_vae.safetensors", "flux2-vae.safetensors",
-            "hunyuan_image_2.1_vae_fp16.safetensors", "mage_flow_vae_bf16.safetensors", "wan_2.1_vae.safetensors"),
+            "hunyuan_image_2.1_vae_fp16.safetensors", "mage_flow_vae_bf16.safetensors", "wan_2.1_vae.safetensors",
+            "qwen_image_2.1_vae_bf16.safetensors"),
 }
 # The pack's family adapter (nodes/families) of each diffusion model file the workflows load: how the tests know a
 # workflow's family (its tiny stand-ins, its trained size). One plain table for image and video workflows.
@@ -72,11 +75,14 @@ MODEL_FAMILY: dict[str, str] = {
     "anima-base-v1.0.safetensors": "anima",
     "qwen_image_edit_2509_fp8_e4m3fn.safetensors": "qwen_image",
     "flux1-dev-kontext_fp8_scaled.safetensors": "flux",
+    "qwen_image_2.1_int8_convrot.safetensors": "qwen_image21",
 }
 # What a host must have, beyond the family's model class, to run a model file's workflow: (module, attribute, what).
 # Flux.2 Klein is a Flux2 model (0.3.75 has the class) with a Qwen3 text encoder that came later.
 MODEL_NEEDS: dict[str, tuple[str, str, str]] = {
     "flux-2-klein-4b.safetensors": ("comfy.text_encoders.flux", "klein_te", "Flux.2 Klein's Qwen3 text encoder"),
+    # Qwen-Image 2.1 came with ComfyUI 0.37 (newest_workflows.py); the pack's support is tested on a stand-in
+    "qwen_image_2.1_int8_convrot.safetensors": ("comfy.model_base", "QwenImage21", "Qwen-Image 2.1 (ComfyUI 0.37+)"),
 }
 
 

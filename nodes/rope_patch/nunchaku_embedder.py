@@ -1,0 +1,42 @@
+"""The replacement for nunchaku's FLUX ``pos_embed`` (nodes/families/nunchaku_flux.py): the pack's table in the layout
+nunchaku's transformer packs for its fused kernels.
+
+Read from nunchaku-tech/nunchaku @3a3cc3d: ``transformer_flux.EmbedND`` (v1, what ComfyUI-nunchaku loads) and
+``embeddings.NunchakuFluxPosEmbed`` (v2) take ``(N, 3)`` ids (the transformer concatenates ``txt_ids[0]`` and
+``img_ids[0]``; with diffusers >= 0.31 they add the batch dim themselves) and return ``(1, 1, N, pairs, 1, 2)``
+float32, each pair ``[sin, cos]`` of ``pos · theta^(-2k/dim)``, the axes' pairs in column order; the blocks assert
+a batch of 1 and pack it (``pack_rotemb``). ComfyUI's EmbedND pair ``[[cos, -sin], [sin, cos]]`` holds the same two
+numbers, so the pack's table (tables.py: every token's own cos/sin, times SEGA's or YaRN's temperature) is read out
+of it exactly. Outside a patched call (and at or below the trained size) the original module runs.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .embedder import ExtrapolatingRopeEmbedder
+
+#: nunchaku's class names (v1, v2) and the package they come from.
+NUNCHAKU_ROPE_CLASSES = frozenset({"EmbedND", "NunchakuFluxPosEmbed"})
+NUNCHAKU_PACKAGE = "nunchaku"
+
+
+def nunchaku_rope_problem(module: object, spatial_axes: tuple[int, ...]) -> str | None:
+    """Why ``module`` is not nunchaku's FLUX rotary embedder the pack can rebuild, or None when it is."""
+    cls = type(module)
+    if cls.__name__ not in NUNCHAKU_ROPE_CLASSES or cls.__module__.split(".")[0] != NUNCHAKU_PACKAGE:
+        return f"it is {cls.__module__}.{cls.__qualname__}, not nunchaku's EmbedND / NunchakuFluxPosEmbed"
+    if len(getattr(module, "axes_dim", ())) <= max(spatial_axes):
+        return f"its axes_dim {getattr(module, 'axes_dim', None)} has no row and column axes"
+    return None
+
+
+class NunchakuRopeEmbedder(ExtrapolatingRopeEmbedder):
+    """Stands in for nunchaku's ``pos_embed``: ``forward(ids)`` returns its ``(1, 1, N, pairs, 1, 2)`` [sin, cos]."""
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        scope = self.call_scope()
+        if scope is None:
+            return self.original(ids)
+        table = self.table(ids if ids.dim() == 3 else ids[None], scope)  # (1, 1, N, pairs, 2, 2)
+        return torch.stack((table[..., 1, 0], table[..., 0, 0]), dim=-1).unsqueeze(-2)

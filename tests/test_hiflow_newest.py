@@ -1,0 +1,60 @@
+"""The HiFlow cascade on the models no host here has, on their stand-ins. Qwen-Image 2.1
+(tests/qwen_image21_standin.py): HiFlow's family rule (nodes/hiflow/families.py: an image family of the pack, flow
+matching, a VAE latent) takes it; its prefix cache runs in the base pass (the trained size) and in the official stage
+model's passes (one table for a whole pass), and is off in DyPE stages (a table per step). Nunchaku FLUX
+(tests/nunchaku_flux_standin.py) is refused by name: the cascade reads FLUX.1's distilled guidance and schedule from
+ComfyUI's own Flux (a cascade on the stand-in with a DyPE stage model differs from ComfyUI's Flux's for that reason)."""
+
+from __future__ import annotations
+
+import hiflow_cascade_reference as cref
+import nunchaku_flux_standin
+import pytest
+import qwen_image21_standin
+import tiny_models
+import torch
+from patching import _pack, dype
+from test_hiflow_host import _settings
+from test_qwen_image21_host import with_cache_log
+
+pytestmark = pytest.mark.usefixtures("comfy_host")
+
+
+def qwen21_vae():
+    """A tiny encoding VAE of Qwen-Image 2.1's latent: 64 channels, 16x (ComfyUI's AutoencoderKL, 5 levels)."""
+    import comfy.sd
+    from comfy.ldm.models.autoencoder import AutoencoderKL
+    from headless.tiny_pack import _randomize
+
+    params = {"embed_dim": 64, "ddconfig": {
+        "double_z": True, "z_channels": 64, "resolution": 256, "in_channels": 3, "out_ch": 3, "ch": 32,
+        "ch_mult": [1, 1, 2, 2, 2], "num_res_blocks": 1, "attn_resolutions": [], "dropout": 0.0}}
+    vae = comfy.sd.VAE(sd=_randomize(AutoencoderKL(**params), 0), config={"params": params})
+    vae.latent_channels, vae.downscale_ratio, vae.upscale_ratio = 64, 16, 16
+    return vae
+
+
+def test_hiflows_family_rule_takes_qwen_image21_and_refuses_nunchaku_flux_by_name():
+    rule = _pack("nodes.hiflow.families").hiflow_family
+    assert rule(qwen_image21_standin.build(0)).name == "qwen_image21"
+    with pytest.raises(_pack("nodes.families").UnsupportedModelError,
+                       match="does not run Nunchaku FLUX yet.*distilled guidance.*DyPE / SEGA in one pass"):
+        rule(nunchaku_flux_standin.build(0)[0])
+
+
+@pytest.mark.parametrize("stages", ["official", "dype"])
+def test_qwen_image21_cascade_keeps_the_cache_exact(stages):
+    """Base pass at the trained size and the official stage model (theta x 10 and one temperature: the same table
+    at every step of a pass): the cache is filled once per pass and read. DyPE in the stages: off there."""
+    hiflow = _pack("nodes.hiflow")
+    model, log = with_cache_log(qwen_image21_standin.build(0))
+    stage, stage_log = with_cache_log(dype(model, base_px=2 * 16)) if stages == "dype" else (None, None)
+    out = hiflow.run_cascade(model, tiny_models.qwen_cond(7, 1), tiny_models.qwen_cond(5, 2), qwen21_vae(),
+                             {"samples": torch.zeros(1, 64, 2, 2)}, 3, _settings(cref.Case(
+                                 stage_steps=(4, 2), guidance=(0.0, 0.0))), stage_model=stage)
+    assert out.latent["samples"].shape == (1, 64, 8, 8) and torch.isfinite(out.latent["samples"]).all()
+    if stages == "dype":
+        assert log[:6] == [(1, 0), (1, 1), (1, 2), (1, 3), (1, 4), (1, 5)]  # the base pass, 6 steps
+        assert stage_log and all(entry is None for entry in stage_log)
+    else:  # every pass cached (the stages' swin shift alternates two grids: two slots)
+        assert all(entry is not None for entry in log) and log[5] == (1, 5)
