@@ -6,7 +6,8 @@ SaveImage and our nodes as they are; it swaps the loaders for tiny_pack, scales 
 the steps, and adds an image-stats output node next to every SaveImage. The family comes from the diffusion model
 file the graph loads (registry.MODEL_FAMILY), its trained size from the pack's own adapter. Video graphs
 (EmptyHunyuanLatentVideo: the Wan examples) go through ``make_tiny_video``: a few frames, KSamplerAdvanced step
-windows cut in proportion.
+windows cut in proportion; HiFlow Cascade graphs through tiny_cascade.py: the last stage at the given size, the
+base's and the stages' steps cut in proportion.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import registry
+from . import host_needs, registry
 from .convert import ui_to_api
 from .execute import RunResult, execute, validate
 from .graph import LATENT_NODES
@@ -71,26 +72,9 @@ def adapter(family: str):
 
 
 def host_lacks(workflow: dict[str, Any]) -> str:
-    """Why the running ComfyUI cannot run this UI workflow (its model family or text encoder came later), or "".
-
-    Reads only the UNETLoader files and this host's modules (no node registry, no event loop), so a browser test
-    can ask too."""
-    import importlib
-
-    import host
-    import tiny_models
-
-    host.boot()
-    files = [n["widgets_values"][0] for n in workflow["nodes"] if n["type"] == "UNETLoader"]
-    families = {registry.MODEL_FAMILY[f] for f in files}
-    for family in sorted(families & set(tiny_models.CONFIGS)):  # video families: tests/tiny_video.py, every host
-        reason = tiny_models.missing_on_this_host(family)
-        if reason:
-            return f"{adapter(family).display_name}: {reason}"
-    for needs in filter(None, map(registry.MODEL_NEEDS.get, files)):
-        if not hasattr(importlib.import_module(needs[0]), needs[1]):
-            return f"this ComfyUI has no {needs[2]} ({needs[0]}.{needs[1]})"
-    return ""
+    """Why the ComfyUI the tests boot cannot run this UI workflow (its model family or text encoder came later), or
+    "". Read from the host's source (host_needs.py): no boot, so the demo's --list and a browser test can ask."""
+    return host_needs.lacks(host_needs.workflow_needs(workflow))
 
 
 def _round16(px: float, multiple: int = 16) -> int:
@@ -122,6 +106,10 @@ def make_tiny(prompt: dict[str, dict[str, Any]], *, side: int = 256, steps: int 
     """A copy of ``prompt`` on tiny stand-ins with the long side ``side`` px; ``base_px`` overrides our nodes'."""
     if is_video(prompt):
         return make_tiny_video(prompt, side=side, steps=steps, base_px=base_px)
+    from .tiny_cascade import is_cascade, make_tiny_cascade  # it builds on this module's rules
+
+    if is_cascade(prompt):
+        return make_tiny_cascade(prompt, side=side, steps=steps, base_px=base_px)
     tiny = copy.deepcopy(prompt)
     family = model_family_of(prompt)
     facts = adapter(family)
