@@ -15,15 +15,12 @@ import platform
 import time
 from collections.abc import Sequence
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from ...spectral.command_line import USAGE_ERROR, OneLineParser, bounded
-from .embedder_rows import Case, embedder_row
-from .hiflow_rows import hiflow_row
-from .model import boot
-from .run_facts import compile_facts, per_step_counts
-from .whole_sampling import whole_sampling
+
+if TYPE_CHECKING:  # torch and the rows that use it are imported once the arguments are read (--help needs neither)
+    import torch
 
 
 def _fmt(value: float) -> str:
@@ -52,6 +49,8 @@ def comfyui_problem() -> str | None:
 
 
 def _hiflow_lines(side: int, runs: int, device: torch.device) -> list[str]:
+    from .hiflow_rows import hiflow_row
+
     row = hiflow_row(side, runs, device)
     one, cascade = row["one pass"], row["HiFlow"]
     case = (f"tiny FLUX {side}² -> {side * 4}² (4x), official defaults: one pass 30 steps at {side * 4}², HiFlow "
@@ -100,6 +99,13 @@ def main(argv: Sequence[str], prog: str = "bench") -> int:
     args = parser.parse_args(list(argv))
     if sum(args.blocks) == 0:
         parser.error("argument --blocks: the model needs at least one block, got 0 0")
+    import torch
+
+    from .embedder_rows import Case, embedder_row
+    from .model import boot
+    from .run_facts import compile_facts, per_step_counts
+    from .whole_sampling import whole_sampling
+
     problem = comfyui_problem()
     if problem:
         parser.exit(USAGE_ERROR, f"{prog}: error: {problem}\n")

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Literal
-
-import torch
+from typing import TYPE_CHECKING, Literal
 
 from ...spectral import NO_QUIRKS, PaperQuirks
+
+if TYPE_CHECKING:  # facts only: importing the families needs no torch (the commands' --help lists them)
+    import torch
 
 #: EmbedND's ``(B, 1, N, pairs, 2, 2)``: the size-1 head dim is inserted at dim 1 ...
 HEADS_FIRST = 1

@@ -7,12 +7,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ...rope import PositionSchedule
 from ...spectral import ALLOCATIONS, RECIPES, REFERENCE_RULES, SegaSettings
 from ...spectral.command_line import OneLineParser, bounded
 from ..families import ADAPTERS
-from .figure import render
-from .request import PreviewRequest
 
 MAX_SIDE_PX = 65536
 MAX_STEPS = 200  # as the node; the picture is 12 px wide per step
@@ -61,6 +58,10 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     args = parser.parse_args(argv)
     if 0 < args.base_resolution < 16:
         parser.error(f"--base-resolution must be 0 (family default) or at least 16 px, got {args.base_resolution:g}")
+    from ...rope import PositionSchedule  # torch: after the arguments are read
+    from .figure import render
+    from .request import PreviewRequest
+
     request = PreviewRequest(
         family=args.family, width=args.width, height=args.height, steps=args.steps, shift=args.shift,
         schedule=PositionSchedule(method=args.method, dynamic=not args.static, lambda_t=args.lambda_t,
