@@ -127,9 +127,12 @@ def write_schedule_preview(out_dir: Path, prompt: dict, family: str, name: str) 
     nodes = {node["class_type"]: node["inputs"] for node in prompt.values()}
     latent = next((nodes[k] for k in LATENT_NODES if k in nodes), None)
     dype, sampler = nodes.get("DyPESEGA_PatchModel", {}), nodes.get("KSampler")
+    sega = nodes.get("DyPESEGA_SEGAAttention")
     if latent is None or sampler is None or HIFLOW in nodes:  # video, HiFlow: no single image schedule to draw
         return None
     preview, rope = host.pack_submodule("nodes.schedule_preview"), host.pack_submodule("rope")
+    spectral = host.pack_submodule("spectral")
+    recipe = spectral.recipe_from_label(sega["recipe"]) if sega else "paper"
     schedule = rope.PositionSchedule(
         method=dype.get("method", "ntk" if dype == {} else "yarn"), dynamic=dype.get("dynamic", dype != {}),
         lambda_t=dype.get("lambda_t", 2.0), lambda_s=dype.get("lambda_s", 2.0),
@@ -137,7 +140,9 @@ def write_schedule_preview(out_dir: Path, prompt: dict, family: str, name: str) 
     )
     request = preview.PreviewRequest(
         family=family, width=int(latent["width"]), height=int(latent["height"]), steps=int(sampler["steps"]),
-        schedule=schedule, base_px=float(dype.get("base_resolution", 0)), sega="DyPESEGA_SEGAAttention" in nodes,
+        schedule=schedule, base_px=float(dype.get("base_resolution", 0) or (sega or {}).get("base_resolution", 0)),
+        sega=sega is not None, sega_alone=sega is not None and not dype,
+        sega_settings=spectral.SegaSettings(recipe=recipe),
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"schedule_preview_{name}.png"

@@ -91,14 +91,22 @@ class TinyPlan:
     base_px: dict[str, int] = field(default_factory=dict)  # our node id -> tiny base_resolution
 
 
-def trained_px(inputs: dict[str, Any], facts) -> float:
-    """The real trained long side one of our nodes uses: its base_resolution, else its variant's, else the family
-    default (nodes/rope_patch/config.py, ``PatchConfig.base_px``)."""
+def trained_px(inputs: dict[str, Any], facts, sega_alone: bool = False) -> float:
+    """The real trained long side one of our nodes uses: its base_resolution, else its variant's, else, for SEGA
+    Attention alone on recipe paper, the SEGA authors' code's (FamilyAdapter.paper_quirks: Qwen-Image 1024), else
+    the family default (``PatchConfig.base_px`` and ``axis_plan.plan_call``; test_recipes_host.py checks workflow 33
+    against the engine)."""
     import host
 
     families = host.pack_submodule("nodes.families")
+    paper = sega_alone and host.pack_submodule("spectral").recipe_from_label(inputs["recipe"]) == "paper"
     return (inputs.get("base_resolution") or families.variant_base_px(inputs.get("variant", "auto"), facts)
-            or facts.default_base_px)
+            or (paper and facts.paper_quirks.base_px) or facts.default_base_px)
+
+
+def is_sega_alone(prompt: dict[str, dict[str, Any]], kind: str) -> bool:
+    """Whether a node of ``kind`` is SEGA Attention in a graph without DyPE (its recipe then sets the positions)."""
+    return kind == OUR_NODES[1] and not any(n["class_type"] == OUR_NODES[0] for n in prompt.values())
 
 
 def make_tiny(prompt: dict[str, dict[str, Any]], *, side: int = 256, steps: int = 2,
@@ -130,7 +138,7 @@ def make_tiny(prompt: dict[str, dict[str, Any]], *, side: int = 256, steps: int 
                                                  _round16(inputs["height"] * scale, grid))
             plan.latent_px.append((inputs["width"], inputs["height"]))
         elif kind in OUR_NODES:
-            real = trained_px(inputs, facts)
+            real = trained_px(inputs, facts, is_sega_alone(prompt, kind))
             inputs["base_resolution"] = base_px if base_px is not None else _round16(real * scale)
             plan.base_px[node_id] = inputs["base_resolution"]
         elif kind in ("KSampler", "KSamplerAdvanced"):
@@ -183,7 +191,7 @@ def make_tiny_video(prompt: dict[str, dict[str, Any]], *, side: int = 256, steps
             plan.latent_px.append((inputs["width"], inputs["height"]))
             plan.frames.append(frames)
         elif kind in OUR_NODES:
-            real = trained_px(inputs, adapter(family))
+            real = trained_px(inputs, adapter(family), is_sega_alone(prompt, kind))
             inputs["base_resolution"] = base_px if base_px is not None else _round16(real * scale)
             plan.base_px[node_id] = inputs["base_resolution"]
         elif kind == "KSampler":

@@ -20,6 +20,7 @@ from .runner import (
     TinyPlan,
     _round16,
     adapter,
+    is_sega_alone,
     model_family_of,
     trained_px,
 )
@@ -78,7 +79,7 @@ def make_tiny_cascade(prompt: dict[str, dict[str, Any]], *, side: int = 256, ste
             plan.image_px = (round(inputs["width"] * scales[-1]), round(inputs["height"] * scales[-1]))
         elif kind in OUR_NODES:
             inputs["base_resolution"] = base_px if base_px is not None else _round16(
-                trained_px(inputs, adapter(family)) * scale)
+                trained_px(inputs, adapter(family), is_sega_alone(prompt, kind)) * scale)
             plan.base_px[node_id] = inputs["base_resolution"]
         elif kind == "VAEDecodeTiled":
             inputs["tile_size"], inputs["overlap"] = 128, 32
