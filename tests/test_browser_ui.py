@@ -10,8 +10,9 @@ out/browser/ui/.
 - **Nodes 2.0**: the setting on, each workflow opened as Workflow › Open does. Where the frontend keeps the file's
   geometry (1.47, 1.53: what ComfyUI 0.38 ships) the saved view must show every node on screen, uncovered, the
   whole note (its text found on every frontend, or the test fails) and this pack's nodes no taller than what they
-  show with their advanced inputs folded (nodes/web/fit_folded_inputs.js). Where it rescales the geometry and then restores the classic view (1.32; headless/nodes2.py says why
-  no saved view can fit there) the pack's frontend extension fits the view: after it, the same checks, a node under
+  show with their advanced inputs folded (nodes/web/fit_folded_inputs.js). Where it rescales the geometry and then
+  restores the classic view (1.32; headless/nodes2.py says why no saved view can fit there) the pack's frontend
+  extension fits the view: after it, the same checks, a node under
   the frontend's bottom-right minimap or canvas controls tolerated (that fit is the frontend's computation); and
   one template card opened with Nodes 2.0 on (1.47 and 1.53 fit a card's graph themselves).
 """
@@ -62,6 +63,7 @@ HELP_SHOWN = """() => {
 def test_the_pack_frontend_extension_is_registered(page):
     names = page.evaluate("() => (app.extensions || []).map(e => e.name)")
     assert "comfyui-dype-sega.FitRescaledView" in names, "nodes/web/fit_rescaled_view.js did not load"
+    assert "comfyui-dype-sega.FitFoldedInputs" in names, "nodes/web/fit_folded_inputs.js did not load"
 
 
 def test_node_help_opens_from_the_selection_toolbox(page):
