@@ -32,7 +32,6 @@ KINDS = ("one pass", "HiFlow from a prompt", "HiFlow from an image", "editing", 
 EACH_KIND = {"one pass": "04", "HiFlow from a prompt": "26", "HiFlow from an image": "28", "editing": "30",
              "video": "24"}
 HIFLOW = "DyPESEGA_HiFlowCascade"
-log = logging.getLogger("dype_sega.demo")
 
 
 def kind_of(workflow: dict) -> str:
@@ -187,10 +186,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workflow", nargs="+", default=[DEFAULT_WORKFLOW], metavar="WORKFLOW",
                         help="shipped workflows' numbers (04) or names, or paths to UI-format workflow JSONs")
     parser.add_argument("--each-kind", action="store_true",
-                        help=f"one workflow of each kind this host runs ({', '.join(KINDS)})")
-    parser.add_argument("--list", action="store_true", help="list the shipped workflows and this host, and exit")
+                        help="one workflow of each kind: " + ", ".join(f"{k} {n}" for k, n in EACH_KIND.items()))
+    parser.add_argument("--list", action="store_true",
+                        help="the host, the shipped workflows and which it runs, read from files (boots nothing)")
     parser.add_argument("--out", type=Path, default=ROOT / "out", help="where the images go (default: out/)")
-    parser.add_argument("--side", type=int, default=256, help="long side of the tiny image in px (default 256)")
+    parser.add_argument("--side", type=int, default=256, help="long side of the tiny image in px, at least 64 (default 256; HiFlow: its last stage's)")
     parser.add_argument("--steps", type=int, default=4, help="steps of every sampler, at least 2 (default 4)")
     args = parser.parse_args(argv)
     if args.side < 64 or args.steps < 2:
