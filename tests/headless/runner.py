@@ -99,7 +99,8 @@ def trained_px(inputs: dict[str, Any], facts, sega_alone: bool = False) -> float
     import host
 
     families = host.pack_submodule("nodes.families")
-    paper = sega_alone and host.pack_submodule("spectral").recipe_from_label(inputs["recipe"]) == "paper"
+    recipe = inputs.get("recipe", "paper")  # a graph saved before the input existed: the node's default
+    paper = sega_alone and host.pack_submodule("spectral").recipe_from_label(recipe) == "paper"
     return (inputs.get("base_resolution") or families.variant_base_px(inputs.get("variant", "auto"), facts)
             or (paper and facts.paper_quirks.base_px) or facts.default_base_px)
 
