@@ -1,7 +1,9 @@
 """Command line of the pack: ``python -m <pack> COMMAND ...`` or ``python /path/to/pack COMMAND ...``.
 
 Each command lives in its own module as ``function(argv, prog=...) -> exit code``; adding one is one entry in
-``COMMANDS``. Nothing here imports ComfyUI (``bench`` does, in its own module: it times ComfyUI's embedder).
+``COMMANDS``. Nothing here imports ComfyUI (``bench`` does, in its own module: it times ComfyUI's embedder), and no
+command imports torch before it has read its arguments: ``--help`` and usage errors answer at once, in any Python;
+where torch is missing, the command then says in one line which Python to run it with.
 """
 
 from __future__ import annotations
@@ -17,12 +19,18 @@ from pathlib import Path
 # Import name used when the pack directory is run as a script (no package context); matches the test host's.
 STANDALONE_PACKAGE = "dype_sega"
 
-# command -> (module inside the pack, function, one-line help)
-COMMANDS: dict[str, tuple[str, str, str]] = {
-    "bench": ("nodes.bench.cli", "main", "embedder and patched sampling vs stock, side by side (needs ComfyUI)"),
-    "hf-energy": ("spectral.hf_energy", "main", "variance of the Laplacian (HF energy) of images over a flat box"),
-    "schedule-preview": ("nodes.schedule_preview.cli", "main", "draw the DyPE/SEGA schedule of a target size as a PNG"),
+# command -> (module inside the pack, function, one-line help, what it uses torch for)
+COMMANDS: dict[str, tuple[str, str, str, str]] = {
+    "bench": ("nodes.bench.cli", "main", "embedder and patched sampling vs stock, side by side (needs ComfyUI)",
+              "it times ComfyUI's own sampling"),
+    "hf-energy": ("spectral.hf_energy_cli", "main", "variance of the Laplacian (HF energy) of images over a flat box",
+                  "the metric runs in float64 in torch, the code the tests check; Pillow alone cannot run it"),
+    "schedule-preview": ("nodes.schedule_preview.cli", "main", "draw the DyPE/SEGA schedule of a target size as a PNG",
+                         "it computes the patch engine's own schedules"),
 }
+#: Where torch is: the Python that runs ComfyUI (the pack's own tests: .venv/bin/python after scripts/bootstrap.sh).
+WHICH_PYTHON = ("run it with the Python that runs ComfyUI (its venv's python, or python_embeded\\python.exe in the "
+                "Windows portable build)")
 
 
 def _package() -> str:
@@ -64,9 +72,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND", help="one of: " + ", ".join(COMMANDS))
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the command")
     args = parser.parse_args(argv)
-    module_name, function_name, _ = COMMANDS[args.command]
-    module = importlib.import_module(f"{_package()}.{module_name}")
-    return int(getattr(module, function_name)(args.args, prog=f"{prog} {args.command}") or 0)
+    module_name, function_name, _, uses_torch = COMMANDS[args.command]
+    try:
+        module = importlib.import_module(f"{_package()}.{module_name}")
+        return int(getattr(module, function_name)(args.args, prog=f"{prog} {args.command}") or 0)
+    except ModuleNotFoundError as error:
+        if error.name != "torch":
+            raise
+        parser.exit(1, f"{prog} {args.command}: error: this Python ({sys.executable}) has no torch, which the command "
+                       f"needs ({uses_torch}): {WHICH_PYTHON}\n")
 
 
 if __name__ == "__main__":

@@ -1,27 +1,33 @@
-"""Pure-torch RoPE frequency schedules (DyPE, YaRN, NTK, PI) and rotation tables. Never imports ComfyUI."""
+"""Pure-torch RoPE frequency schedules (DyPE, YaRN, NTK, PI) and rotation tables. Never imports ComfyUI.
 
-from .rotation import rotation_table
-from .schedules import (
-    METHODS,
-    THRESHOLD_RULES,
-    PositionSchedule,
-    axis_frequencies,
-    kappa,
-    plain_frequencies,
-    yarn_temperature,
-)
-from .sega_ntk import ntk_frequencies, official_ntk_factor, official_qwen_ntk_factors
+The names of the rules (``METHODS``, ``THRESHOLD_RULES``) import no torch; the rest is imported on first use, so a
+command's ``--help`` and usage errors come before torch (``python <pack> COMMAND``)."""
 
-__all__ = [
-    "METHODS",
-    "PositionSchedule",
-    "THRESHOLD_RULES",
-    "axis_frequencies",
-    "kappa",
-    "ntk_frequencies",
-    "official_ntk_factor",
-    "official_qwen_ntk_factors",
-    "plain_frequencies",
-    "rotation_table",
-    "yarn_temperature",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .methods import METHODS, THRESHOLD_RULES
+
+#: name -> the module that defines it (imported on first use: each needs torch)
+_TORCH_PARTS = {
+    "PositionSchedule": "schedules",
+    "axis_frequencies": "schedules",
+    "kappa": "schedules",
+    "plain_frequencies": "schedules",
+    "yarn_temperature": "schedules",
+    "rotation_table": "rotation",
+    "ntk_frequencies": "sega_ntk",
+    "official_ntk_factor": "sega_ntk",
+    "official_qwen_ntk_factors": "sega_ntk",
+}
+
+__all__ = ["METHODS", "THRESHOLD_RULES", *_TORCH_PARTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _TORCH_PARTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{module}", __name__), name)

@@ -28,12 +28,11 @@ from typing import Literal
 
 import torch
 
+from .methods import METHODS, THRESHOLD_RULES
+
 Method = Literal["yarn", "ntk", "pi", "off"]
 ThresholdRule = Literal["multiply", "power"]
 
-METHODS: tuple[str, ...] = ("yarn", "ntk", "pi", "off")
-#: How κ(t) modulates the YaRN ramp thresholds: multiply (official DyPE, current) or power (its first release).
-THRESHOLD_RULES: tuple[str, ...] = ("multiply", "power")
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,12 @@ Per step, for each spatial axis with resolution ratio ``s``::
     m_h = axis_temperatures(freqs_h, spectrum.band_h, spectrum.axis_h, spectrum.spread, s, settings, spectrum.valid)
 """
 
-from .allocation import axis_temperatures
-from .profiles import latent_spectrum
+from __future__ import annotations
+
+from typing import Any
+
 from .recipes import NO_QUIRKS, RULES, PaperQuirks, recipe_from_label, recipe_rules
 from .settings import ALLOCATIONS, MAX_ALPHA, RECIPES, REFERENCE_RULES, SegaSettings, reference_temperature
-from .token_grid import token_map_spectrum
 
 __all__ = [
     "ALLOCATIONS",
@@ -30,3 +31,21 @@ __all__ = [
     "reference_temperature",
     "token_map_spectrum",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The torch parts, imported on first use: the settings and recipes above import no torch, so a command's
+    ``--help`` and usage errors (its parser reads them) come before torch (``python <pack> COMMAND``)."""
+    if name == "axis_temperatures":
+        from .allocation import axis_temperatures
+
+        return axis_temperatures
+    if name == "latent_spectrum":
+        from .profiles import latent_spectrum
+
+        return latent_spectrum
+    if name == "token_map_spectrum":
+        from .token_grid import token_map_spectrum
+
+        return token_map_spectrum
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

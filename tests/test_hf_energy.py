@@ -167,11 +167,11 @@ def test_cli_rejects_a_malformed_box_before_reading(tmp_path: Path, capsys) -> N
 
 
 def test_cli_reports_an_image_over_pillows_pixel_limit(tmp_path: Path, monkeypatch, capsys) -> None:
-    from spectral import hf_energy
+    from spectral import hf_energy_cli
 
     path = _png(tmp_path / "board.png", checkerboard(64))
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 64 * 64 // 3)  # more than twice the limit: Pillow refuses
-    assert hf_energy.main([str(path)], prog="hf-energy") == 2
+    assert hf_energy_cli.main([str(path)], prog="hf-energy") == 2
     err = capsys.readouterr().err
     assert "board.png" in err and "exceeds limit" in err
 

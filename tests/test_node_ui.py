@@ -85,10 +85,10 @@ def test_the_help_pages_are_served_where_the_frontend_asks(registry):
         assert module == f"custom_nodes.{host.PACK_DIR.name}", module
     web = registry.EXTENSION_WEB_DIRS[host.PACK_DIR.name]
     assert host.PACK_DIR.joinpath("nodes", "web").samefile(web)
-    # Every .js there loads into every user's frontend: only the one we mean to ship (its behaviour is checked in the
-    # browser, tests/test_browser_ui.py).
+    # Every .js there loads into every user's frontend: only the ones we mean to ship (their behaviour is checked in
+    # the browser, tests/test_browser_ui.py).
     scripts = sorted(p.relative_to(HELP_DIR.parent).as_posix() for p in HELP_DIR.parent.rglob("*.js"))
-    assert scripts == ["fit_rescaled_view.js"], scripts
+    assert scripts == ["fit_folded_inputs.js", "fit_rescaled_view.js"], scripts
 
 
 @pytest.mark.parametrize("node_id", NODE_IDS)

@@ -10,7 +10,7 @@ import pytest
 import tiny_models
 import torch
 from capture import capture
-from headless import make_workflows, registry, runner
+from headless import make_workflows, paper_workflows, registry, runner
 from headless.convert import ui_to_api
 from patching import BASE_PX, _pack
 from test_sega_host import HW
@@ -19,6 +19,7 @@ pytestmark = pytest.mark.usefixtures("comfy_host")
 
 RECIPE = runner.WORKFLOWS_DIR / make_workflows.shipped(make_workflows.FLUX_KREA_SEGA)
 COMPOSITION = runner.WORKFLOWS_DIR / make_workflows.shipped(make_workflows.FLUX_KREA_4096)
+QWEN_WIDE = runner.WORKFLOWS_DIR / make_workflows.shipped(paper_workflows.QWEN_WIDE)
 SEGA_NODE = "DyPESEGA_SEGAAttention"
 # The SEGA codes' defaults (the official code's FluxTransformer2DModel config and the port's apply_dype) in the
 # node's widget order: kappa (base_mscale_coefficient), alpha, beta, spread_min, spread_max, spread_alpha, floor
@@ -104,6 +105,29 @@ def test_published_recipe_runs_the_official_sega_code():
         rules = ref.official_flux(embedded(flux, call.x), 8, 12, BASE_PX)
         assert rules[0].m is not None and (rules[0].m >= 1.0).all()
         torch.testing.assert_close(pe_pairs(pe)[0], ref.table(ids[0], rules), rtol=0, atol=4e-6)
+
+
+def test_sega_alone_on_qwen_image_scales_from_the_sega_authors_size_as_its_note_says(tmp_path):
+    """Workflow 33 as shipped (SEGA Attention alone, recipe paper, base_resolution 0): the engine takes the SEGA
+    authors' 1024 px for Qwen-Image, not the family's 1664, so 6144×2048 is 6× wide and 2× tall, as its note says;
+    its tiny run keeps that ratio (runner.trained_px) and runs."""
+    wf = runner.load_workflow(QWEN_WIDE)
+    values = _widgets_by_name(_nodes(wf, SEGA_NODE)[0])
+    assert values["base_resolution"] == 0 and values["recipe"] == "paper (official SEGA code)"
+    (model,) = _pack("nodes.sega_node").SEGAAttention.execute(tiny_models.FAMILIES["qwen_image"].build(0),
+                                                              **values).result
+    config = _pack("nodes.rope_patch.config").read_config(model.model_options["transformer_options"])
+    adapter = _pack("nodes.families").find_adapter("qwen_image")
+    width, height, _ = _nodes(wf, "EmptySD3LatentImage")[0]["widgets_values"]
+    plans = _pack("nodes.rope_patch.axis_plan").plan_call(config, adapter, (height // 16, width // 16))
+    assert [plan.scale for plan in plans] == [2.0, 6.0] and [plan.base_tokens for plan in plans] == [64, 64]
+    note = _nodes(wf, "MarkdownNote")[0]["widgets_values"][0]
+    assert "**1024 px** for Qwen-Image" in note and "6× wide and 2× tall" in note
+    tiny, plan = runner.make_tiny(runner.to_api(wf), side=384)  # 384 px: whole tokens at 6:2
+    ((tiny_width, tiny_height),), (base,) = plan.latent_px, plan.base_px.values()
+    assert (tiny_width / base, tiny_height / base) == (6.0, 2.0)
+    run = runner.execute(tiny, tmp_path)
+    assert run.success, run.error()
 
 
 def _saved_before(path, widgets: list, dropped: tuple[str, ...]) -> dict:

@@ -44,6 +44,10 @@ def test_cards_tell_recipes_apart_and_sort_featured_first():
         for start in (words.start(i) for i in range(1, 6) if words[i]):
             assert start <= card_names.SEARCH_REACH, f"{name}: {name[start:]!r} starts past the search's reach"
     assert {cards.card_facts(runner.load_workflow(p))["recipe"] for p in WORKFLOWS} == set(cards.RECIPES)
+    # "upscale" names exactly the cards that enlarge your own image: a cascade whose base pass starts from Load Image
+    enlarge = {p.stem for p in WORKFLOWS if {"LoadImage", cards.HIFLOW} <= {n["type"] for n in
+                                                                           runner.load_workflow(p)["nodes"]}}
+    assert enlarge and {name for name in names if "upscale" in name.lower()} == enlarge
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=ids)

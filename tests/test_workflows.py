@@ -158,14 +158,13 @@ def test_runs_end_to_end_on_tiny_models(path: Path, tmp_path: Path, our_nodes, t
 
 
 @pytest.mark.parametrize("path", CASCADES, ids=[p.name for p in CASCADES])
-def test_cascade_runs_on_tiny_models_to_four_times_the_base(path: Path, tmp_path: Path, object_info, our_nodes):
-    # A HiFlow cascade's output is its last stage: 4x the base latent per side (scales 2, 4), never the latent's size.
-    wf = runner.load_workflow(path)
-    cascade = next(n for n in wf["nodes"] if n["type"] == hiflow_workflows.HIFLOW)
-    assert cascade["widgets_values"][5].split(",")[-1].strip() == "4"
-    tiny = hiflow_workflows.make_tiny(ui_to_api(wf, object_info), side=64)
-    result = runner.execute(tiny, tmp_path)
+def test_cascade_runs_on_tiny_models_to_four_times_the_base(path: Path, tmp_path: Path, our_nodes):
+    # A HiFlow cascade's output is its last stage: 4x the base latent per side (scales 2, 4), never the latent's size;
+    # the base and every stage run fewer steps, in proportion (the demo's --steps).
+    result, plan = runner.run_workflow_tiny(path, tmp_path, side=256, steps=4)
     assert result.success, result.error()
+    assert plan.scales == [2.0, 4.0] and plan.latent_px == [(64, 64)] and plan.image_px == (256, 256)
+    assert plan.base_steps == (4, 30) and plan.stage_steps == ([2, 1], [16, 10])
     (stats,) = result.stats
     assert stats["shape"] == [1, 256, 256, 3]
     assert stats["finite"] and stats["std"] > 0

@@ -223,20 +223,12 @@ FAMILIES: dict[str, TinyFamily] = {
 
 
 def missing_on_this_host(family: str) -> str:
-    """Why ``family`` cannot be built on the running host (it is a newer host's), or "" when it can."""
-    import dataclasses
+    """Why ``family`` cannot be built on the running host (it is a newer host's), or "" when it can: its needs
+    (headless/host_needs.py, the rule the demo's --list reads from the host's source) checked on the imported host."""
+    from headless import host_needs
 
-    import comfy.supported_models
-
-    class_name = CONFIGS[family][0]
-    if not hasattr(comfy.supported_models, class_name):
-        return f"this ComfyUI has no supported_models.{class_name}"
-    if family == "ovis_image":
-        import comfy.ldm.flux.model
-
-        if "txt_ids_dims" not in {f.name for f in dataclasses.fields(comfy.ldm.flux.model.FluxParams)}:
-            return "this ComfyUI's Flux has no txt_ids_dims (Ovis-Image came with it)"
-    return ""
+    missing = [need.what for need in host_needs.family_needs(family) if not need.imported()]
+    return f"this ComfyUI has no {missing[0]}" if missing else ""
 
 
 def sample(model, family: str, latent_hw: tuple[int, int] | None = None, *, tokens: tuple[int, int] | None = None,

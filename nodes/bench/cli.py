@@ -15,25 +15,14 @@ import platform
 import time
 from collections.abc import Sequence
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from ...spectral.command_line import USAGE_ERROR, OneLineParser, bounded
-from .embedder_rows import Case, embedder_row, memory_row
-from .hiflow_rows import hiflow_row
-from .model import boot
-from .report import (
-    STOCK_PATH,
-    Summary,
-    call_row,
-    call_summary,
-    hiflow_lines,
-    hiflow_summary,
-    memory_rows,
-    memory_summary,
-)
-from .run_facts import compile_facts, per_step_counts
-from .whole_sampling import whole_sampling
+
+if TYPE_CHECKING:  # torch and the rows that use it are imported once the arguments are read (--help needs neither)
+    import torch
+
+    from .report import Summary
 
 #: What a run measures (--only): the per-call table (with peak memory at Flux 4096²), the per-step counts, the
 #: torch.compile facts, whole sampling, the HiFlow cascade.
@@ -97,6 +86,13 @@ def main(argv: Sequence[str], prog: str = "bench") -> int:
     problem = comfyui_problem()
     if problem:
         parser.exit(USAGE_ERROR, f"{prog}: error: {problem}\n")
+    import torch  # after the arguments and ComfyUI's presence are checked
+
+    from .hiflow_rows import hiflow_row
+    from .model import boot
+    from .report import Summary, hiflow_lines, hiflow_summary
+    from .run_facts import compile_facts, per_step_counts
+
     try:
         boot()
     except ImportError as error:  # a ComfyUI tree whose own imports fail here (a missing requirement)
@@ -155,6 +151,9 @@ def main(argv: Sequence[str], prog: str = "bench") -> int:
 
 def _call_table(args: argparse.Namespace, device: torch.device, summary: Summary, run_lines: list[str]) -> list[str]:
     """The per-call table, printed row by row; peak memory (Flux 4096²) goes to the per-run rows."""
+    from .embedder_rows import Case, embedder_row, memory_row
+    from .report import STOCK_PATH, call_row, call_summary, memory_rows, memory_summary
+
     lines = ["", "Per model call (ms, medians; ours = the whole per-call work: schedule + table; SEGA step = "
              "schedule + FFT + allocation + table, recipe refined; paper embed = what recipe paper adds per step: "
              "the patch embedding's channel mean over the latent, Linear 64 -> 3072; at or below the trained size "
@@ -180,6 +179,8 @@ def _call_table(args: argparse.Namespace, device: torch.device, summary: Summary
 
 
 def _sampling_rows(args: argparse.Namespace, device: torch.device, summary: Summary) -> list[str]:
+    from .whole_sampling import whole_sampling
+
     rows = []
     timing = whole_sampling(args.sampling_side, 4, args.sampling_runs, tuple(args.blocks), device)
     for cfg, by_name in timing.items():

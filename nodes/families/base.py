@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Literal
-
-import torch
+from typing import TYPE_CHECKING, Literal
 
 from ...spectral import NO_QUIRKS, PaperQuirks
+
+if TYPE_CHECKING:  # facts only: importing the families needs no torch (the commands' --help lists them)
+    import torch
 
 #: EmbedND's ``(B, 1, N, pairs, 2, 2)``: the size-1 head dim is inserted at dim 1 ...
 HEADS_FIRST = 1
@@ -70,7 +71,7 @@ class TokenEmbedding:
 
 @dataclass(frozen=True)
 class FamilyAdapter:
-    """Facts about a RoPE DiT family as ComfyUI implements it (see the design notes, families.md)."""
+    """Facts about a RoPE DiT family as ComfyUI implements it (docs/ARCHITECTURE.md, "Adding a model family")."""
 
     name: str  # short id, also used in node options and logs
     display_name: str
@@ -79,8 +80,8 @@ class FamilyAdapter:
     spatial_axes: tuple[int, int]  # id columns holding (row, col); every other keeps its frequencies (spatial_only.py)
     patch_size: int  # latent pixels per token along each spatial axis
     px_per_token: int  # image pixels per token (VAE factor * patch size)
-    default_base_px: int  # trained resolution (pixels; the long side when default_base_hw is set)
-    base_source: str  # where default_base_px comes from (README table)
+    default_base_px: int  # trained long side, px: the largest documented, on both axes unless default_base_hw is set
+    base_source: str  # where default_base_px comes from (docs/models.md's table quotes it)
     theta: float  # the family's RoPE base (the live embedder's value is what the patch uses)
     axes_dim: tuple[int, ...]  # per id column, channels (2 per pair), as the family ships it
     pe_unsqueeze_dim: int = HEADS_FIRST  # where the embedder inserts its size-1 dim (the pe layout)

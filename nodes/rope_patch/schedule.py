@@ -36,15 +36,15 @@ def build_call_scope(
     if plans is None:
         return None
     with torch.profiler.record_function(LABEL_SCHEDULE):
-        return _call_scope(config, adapter, embedder, x, sigma, step, base_model, grid, plans)
+        return _call_scope(config, adapter, embedder, x, sigma, step, base_model, plans)
 
 
 def _call_scope(config: PatchConfig, adapter: FamilyAdapter, embedder: torch.nn.Module, x: torch.Tensor,
-                sigma: torch.Tensor, step: StepScope | None, base_model, grid: tuple[int, int],
+                sigma: torch.Tensor, step: StepScope | None, base_model,
                 plans: tuple[AxisPlan, ...]) -> CallScope:
     device = math_device(x.device)
-    scope = dict(embedder=embedder, pe_unsqueeze_dim=adapter.pe_unsqueeze_dim, device=device, grid=grid,
-                 batch=x.shape[0], table_batch=adapter.table_batch, family=adapter.display_name)
+    scope = dict(embedder=embedder, pe_unsqueeze_dim=adapter.pe_unsqueeze_dim, device=device, batch=x.shape[0],
+                 table_batch=adapter.table_batch, family=adapter.display_name)
     samples = None if step is None else step.x_in.shape[0]
     if samples is None or step.x_in.shape[1:] != x.shape[1:] or x.shape[0] % samples or sigma.numel() != x.shape[0]:
         axes = _axis_schedules(config, adapter, embedder, x, sigma, plans, step, base_model)

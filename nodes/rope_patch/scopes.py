@@ -7,8 +7,8 @@ Nothing here is stored on the model, the embedder or module globals. Each wrappe
 * OUTER_SAMPLE  → ``RunScope``:  one warning per sampling run; the SEGA fallback flags, read once at the end.
 * CALC_COND_BATCH → ``StepScope``: the step's full latent ``x_in``; its spectrum is computed at most once per step,
   however many model calls ComfyUI makes in that step (split conds).
-* APPLY_MODEL → ``CallScope``: the live sigma, the token grid, the per-axis frequencies and temperatures that the
-  replacement embedder turns into the rotation table.
+* APPLY_MODEL → ``CallScope``: the per-axis frequencies and temperatures of this call (from its sigma and token
+  grid) that the replacement embedder turns into the rotation table.
 
 Newer hosts can run the model calls of one step on worker threads (multi-GPU: ``_calc_cond_batch_multigpu`` and
 ``MultiGPUThreadPool``), where the main thread's ``ContextVar`` values are not visible. So the step scope (which
@@ -90,7 +90,6 @@ class CallScope:
     axes: tuple[AxisSchedule, ...]
     pe_unsqueeze_dim: int = 1  # the family's pe layout (FamilyAdapter.pe_unsqueeze_dim)
     device: torch.device | None = None  # where tables are computed (devices.math_device of the latent's device)
-    grid: tuple[int, int] | None = None  # token rows and cols of the generated latent
     batch: int = 1  # rows of the call's latent: tables have at least these rows (axes may have fewer: build_call_scope)
     table_batch: str = PER_SAMPLE  # FamilyAdapter.table_batch: one table per sample, one per batch, or either
     family: str = ""  # the family's display name, for the errors a table can raise

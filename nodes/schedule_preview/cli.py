@@ -7,13 +7,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ...rope import METHODS, PositionSchedule
 from ...spectral import ALLOCATIONS, RECIPES, REFERENCE_RULES, SegaSettings
 from ...spectral.command_line import OneLineParser
 from ..families import ADAPTERS
 from ..inputs.ranges import BASE_RESOLUTION, FLOOR, HEIGHT, LAMBDA_S, LAMBDA_T, PREVIEW_STEPS, SHIFT, WIDTH
-from .figure import render
-from .request import PreviewRequest
 
 
 def _image_path(text: str) -> Path:
@@ -41,7 +38,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     parser.add_argument("--steps", type=PREVIEW_STEPS.argument(), default=PREVIEW_STEPS.default)
     parser.add_argument("--shift", type=SHIFT.argument(), default=SHIFT.default,
                         help="0 (default): the family's (Flux mu 1.15, Qwen 3.1)")
-    parser.add_argument("--method", default="yarn", choices=list(METHODS))
+    parser.add_argument("--method", default="yarn", choices=["yarn", "ntk", "pi", "off"])
     parser.add_argument("--static", action="store_true", help="static extrapolation instead of DyPE")
     parser.add_argument("--lambda-t", type=LAMBDA_T.argument(), default=2.0)
     parser.add_argument("--lambda-s", type=LAMBDA_S.argument(), default=2.0)
@@ -58,6 +55,10 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     parser.add_argument("--out", type=_image_path, default=Path("dype_schedule.png"),
                         help="image file to write (.png; any extension Pillow writes)")
     args = parser.parse_args(argv)
+    from ...rope import PositionSchedule  # torch: after the arguments are read
+    from .figure import render
+    from .request import PreviewRequest
+
     request = PreviewRequest(
         family=args.family, width=args.width, height=args.height, steps=args.steps, shift=args.shift or None,
         schedule=PositionSchedule(method=args.method, dynamic=not args.static, lambda_t=args.lambda_t,

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import native_sizes
+
 from . import registry
 from .graph import LATENT_NODES, WORKFLOWS_DIR
 
@@ -43,15 +45,22 @@ def card_facts(workflow: dict[str, Any]) -> dict[str, Any]:
     adapter = host.pack_submodule("nodes.families").find_adapter(registry.MODEL_FAMILY[unets[0]])
     families = host.pack_submodule("nodes.families")
     widgets = dype or sega
-    short, long = adapter.trained_size(widgets[4 if dype else 7] or families.variant_base_px(widgets[-1], adapter))
+    base = widgets[4 if dype else 7] or families.variant_base_px(widgets[-1], adapter)
+    words = None  # "trained at W x H" unless the family's largest documented size is not square (native_sizes.py)
+    if not base and not dype and sega[10].startswith("paper") and adapter.paper_quirks.base_px:
+        base = adapter.paper_quirks.base_px  # SEGA alone, recipe paper: the SEGA authors' code's own trained size
+        words = f"base {base} x {base} (paper)"
+    elif not base and not video and not native_sizes.is_square(adapter.name):
+        words = native_sizes.card_words(adapter.name)
+    short, long = adapter.trained_size(base)
     trained = (long, short) if width >= height else (short, long)
     if "KSampler" in by_type:
         seed, _, steps, cfg, sampler, scheduler, _ = by_type["KSampler"]
     else:
         _, seed, _, steps, cfg, sampler, scheduler, *_ = by_type["KSamplerAdvanced"]
     return {"model": model, "recipe": recipe, "size": (width, height), "frames": rest[0] if video else None,
-            "trained": (round(trained[0]), round(trained[1])), "steps": steps, "cfg": cfg, "sampler": sampler,
-            "guidance": by_type.get("FluxGuidance", [None])[0], "models": len(unets)}
+            "trained": (round(trained[0]), round(trained[1])), "trained_words": words, "steps": steps, "cfg": cfg,
+            "sampler": sampler, "guidance": by_type.get("FluxGuidance", [None])[0], "models": len(unets)}
 
 
 def _cascade_facts(workflow: dict[str, Any], model: str, by_type: dict[str, list]) -> dict[str, Any]:
@@ -103,7 +112,7 @@ def thumbnail(workflow: dict[str, Any]):
               stroke_width=1, stroke_fill=(20, 20, 20))
     tw, th = f["trained"]
     factor = f"{w / tw:.2g}x per side" if abs(w / tw - h / th) < 0.05 else f"{w / tw:.2g}x wide, {h / th:.2g}x high"
-    numbers = [f"trained at {tw} x {th}: {factor}",
+    numbers = [f"{f.get('trained_words') or f'trained at {tw} x {th}'}: {factor}",
                f"{f['steps']} steps · {f['sampler']} · cfg {f['cfg']:g}"
                + (f" · guidance {f['guidance']:g}" if f["guidance"] is not None else ""),
                _passes(f)]

@@ -5,7 +5,6 @@ are cards.py's cascade branch; tests/test_workflows.py runs each on tiny models 
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from .graph import (
@@ -20,7 +19,6 @@ from .graph import (
     add_note,
     columns,
 )
-from .runner import OUR_NODES, STATS_NODE, TINY_LOADERS
 
 HIFLOW = "DyPESEGA_HiFlowCascade"
 # The node's defaults = the official code's (run_hiflow.py at da351a8), in widget order; seed first, then the
@@ -161,32 +159,3 @@ def build() -> dict[str, dict[str, Any]]:
     return {FLUX_HIFLOW: _flux(FLUX_HIFLOW), FLUX_HIFLOW_DYPE_SEGA: _flux(FLUX_HIFLOW_DYPE_SEGA, stages="dype+sega"),
             FLUX_IMAGE_HIFLOW: _flux(FLUX_IMAGE_HIFLOW, image=True)}
 
-
-def make_tiny(prompt: dict[str, dict[str, Any]], side: int = 64) -> dict[str, dict[str, Any]]:
-    """The API prompt on tiny stand-ins: the base at ``side`` px (stages 2x, 4x), 4 base steps, stages of 2, our
-    patch nodes' base_resolution scaled like the latent, a plain image instead of Load Image, stats on the output."""
-    tiny = copy.deepcopy(prompt)
-    scale = side / 1024
-    for node_id, node in list(tiny.items()):
-        inputs, kind = node["inputs"], node["class_type"]
-        if kind == "VAELoader":
-            node["class_type"], node["inputs"] = "DyPESEGATest_TinyEncodingVAELoader", {"family": "flux", "seed": 0}
-        elif kind in TINY_LOADERS:
-            node["class_type"], node["inputs"] = TINY_LOADERS[kind], {"family": "flux", "seed": 0}
-        elif kind == "EmptySD3LatentImage":
-            inputs["width"] = inputs["height"] = side
-        elif kind == "LoadImage":
-            node["class_type"], node["inputs"] = "EmptyImage", {"width": 96, "height": 80, "batch_size": 1,
-                                                                "color": 0x3377AA}
-        elif kind == "ImageScale":
-            inputs["width"] = inputs["height"] = side
-        elif kind in OUR_NODES:
-            inputs["base_resolution"] = round(1024 * scale)
-        elif kind == HIFLOW:
-            inputs["steps"], inputs["stage_steps"] = 4, "2, 2"
-        elif kind == "VAEDecodeTiled":
-            inputs["tile_size"], inputs["overlap"] = 128, 32
-        elif kind == "SaveImage":
-            tiny[f"{node_id}_stats"] = {"class_type": STATS_NODE, "inputs": {"images": inputs["images"]},
-                                        "_meta": {"title": "tiny image stats"}}
-    return tiny

@@ -22,12 +22,16 @@ def enable(page) -> None:
         page.evaluate("() => app.extensionManager.setting.set('Comfy.VueNodes.Enabled', true)")
 
 
-# Every node element on screen: its box (CSS px), the points inside it where another element is hit first, and for
-# the note its markdown's full and shown heights and where its last paragraph ends.
-ON_SCREEN = """() => {
+# The note's text in a Vue note: the markdown widget's rendered content. Frontends 1.32, 1.47 and 1.53 all draw it as
+# .comfy-markdown-content inside .widget-markdown (no .ProseMirror: that is the classic renderer's editor).
+NOTE_TEXT = ".widget-markdown .comfy-markdown-content"
+# Every node element on screen: its box (CSS px), the points inside it where another element is hit first; for the
+# note (its id given) its text element's full and shown heights, where its last paragraph ends and its first line;
+# for this pack's nodes whose advanced inputs are folded, the empty height below the last thing they show.
+ON_SCREEN = """noteId => {
   const CHROME = '.litegraph-minimap, .minimap-main-container, .p-buttongroup.absolute', out = [];
   for (const el of document.querySelectorAll('[data-node-id]')) {
-    const r = el.getBoundingClientRect(), text = el.querySelector('.ProseMirror');
+    const id = Number(el.getAttribute('data-node-id')), r = el.getBoundingClientRect();
     const xs = [r.left + 4, (r.left + r.right) / 2, r.right - 4], ys = [r.top + 4, (r.top + r.bottom) / 2, r.bottom - 4];
     const covered = [];
     for (const y of ys) for (const x of xs) {
@@ -36,13 +40,34 @@ ON_SCREEN = """() => {
         covered.push([Math.round(x), Math.round(y), e ? String(e.className?.baseVal ?? e.className).slice(0, 60) : 'nothing',
                       Boolean(e?.closest(CHROME))]);
     }
-    const last = text?.lastElementChild?.getBoundingClientRect();
-    out.push({id: Number(el.getAttribute('data-node-id')), title: el.innerText.split('\\n')[0].slice(0, 40),
-              box: [r.left, r.top, r.right, r.bottom], covered,
-              note: text ? {content: text.scrollHeight, shown: text.clientHeight, last: last ? last.bottom : null} : null});
+    let note = null;
+    if (id === noteId) {
+      const text = el.querySelector('__NOTE_TEXT__'), last = text?.lastElementChild?.getBoundingClientRect();
+      note = text ? {content: text.scrollHeight, shown: text.clientHeight, last: last ? last.bottom : null,
+                     first: text.firstElementChild?.innerText ?? ''} : {missing: true};
+    }
+    const node = app.graph.getNodeById(id);
+    let gap = null;
+    if (String(node?.type).startsWith('DyPESEGA_') && !node.showAdvanced && (node.widgets ?? []).some(w => w.options?.advanced)) {
+      const shown = Array.from(el.querySelectorAll('*')).filter(e => getComputedStyle(e).position !== 'absolute')
+        .map(e => e.getBoundingClientRect()).filter(b => b.height > 0).map(b => b.bottom);
+      gap = (r.bottom - Math.max(...shown)) / app.canvas.ds.scale;
+    }
+    out.push({id, title: el.innerText.split('\\n')[0].slice(0, 40), box: [r.left, r.top, r.right, r.bottom], covered,
+              note, gap});
   }
   return {scale: app.canvas.ds.scale, nodes: out};
-}"""
+}""".replace("__NOTE_TEXT__", NOTE_TEXT)
+#: Graph units a node that folds advanced inputs may leave empty below them (its frame's padding is ~10).
+MAX_GAP = 24
+
+
+def view(page, workflow: dict[str, Any]) -> dict[str, Any]:
+    """ON_SCREEN for this workflow, with the note's heading for ``problems`` to find in its text."""
+    note = next(n for n in workflow["nodes"] if n["type"] == "MarkdownNote")
+    shown = page.evaluate(ON_SCREEN, note["id"])
+    shown["note_heading"] = note["widgets_values"][0].splitlines()[0].removeprefix("# ")
+    return shown
 
 
 def settled(page, count: int) -> None:
@@ -85,6 +110,14 @@ def problems(view: dict[str, Any], width: int, height: int, chrome_ok: bool = Fa
         if covered:
             out.append(f"{where}: covered at {covered}")
         text = n["note"]
-        if text is not None and (text["content"] > text["shown"] + 1 or (text["last"] or 0) > bottom + 1):
+        if text is not None and text.get("missing"):
+            out.append(f"{where}: the note's text ({NOTE_TEXT}) is not in it")
+        elif text is not None and text["first"].strip() != view["note_heading"]:
+            out.append(f"{where}: the note's text starts {text['first'][:60]!r}, not its heading")
+        elif text is not None and (text["content"] > text["shown"] + 1 or (text["last"] or 0) > bottom + 1):
             out.append(f"{where}: the note's text is cut ({text})")
+        if n["gap"] is not None and n["gap"] > MAX_GAP:
+            out.append(f"{where}: {n['gap']:.0f} units empty below its folded advanced inputs")
+    if not any(n["note"] is not None for n in view["nodes"]):
+        out.append("the note's node is not on the page")
     return out

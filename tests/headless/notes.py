@@ -6,6 +6,8 @@ without a space), key facts in bold rather than only in inline code (low contras
 
 from __future__ import annotations
 
+import native_sizes
+
 from .family_spec import FamilyWorkflow
 
 _FLUX_FILES = """\
@@ -155,6 +157,9 @@ def _recipe(spec: FamilyWorkflow) -> str:
 def family_note(spec: FamilyWorkflow, base_px: int, display_name: str) -> str:
     """The note of one family's example (image_families.py); ``base_px`` and the name are the pack adapter's."""
     side = max(spec.width, spec.height)
+    if max(native_sizes.largest(spec.family)) != base_px:
+        raise ValueError(f"{spec.family}: the adapter's trained size {base_px} is not its largest documented side "
+                         "(tests/native_sizes.py)")
     size = f"{spec.width}×{spec.height}"
     official = not spec.template.startswith("no ")
     source = f"from ComfyUI's template **{spec.template}**" if official else spec.template
@@ -169,8 +174,8 @@ def family_note(spec: FamilyWorkflow, base_px: int, display_name: str) -> str:
     return f"""\
 # {spec.title}
 
-{size} in one pass; the pack takes {display_name} as trained at {base_px}×{base_px} (README, Supported models), so \
-that is {side / base_px:.2g}× per side.{host}
+{size} in one pass; the pack takes {native_sizes.note_words(spec.family, display_name)} (README, Supported \
+models), so that is {side / base_px:.2g}× per side.{host}
 
 **Model files** ({source}; the loaders offer the download links):
 {_files_lines(spec)}

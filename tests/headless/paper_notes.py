@@ -179,7 +179,8 @@ template.
 
 **SEGA Attention alone** on its defaults (recipe **paper (official SEGA code)**, κ 0.08, α 0.15, β 1.5, floor \
 1.0): the SEGA authors' own code, static NTK positions and one attention temperature per RoPE pair. It changes the \
-model only above its trained size (1664 px for Qwen-Image); 6144×2048 is 3.7× wide.
+model only above its trained size, which this recipe takes as **1024 px** for Qwen-Image, as that code does (the \
+pack's other recipes and DyPE: 1664, the long side of 1664×928): 6144×2048 is 6× wide and 2× tall.
 
 **Where this differs from ComfyUI's template, on purpose:** the prompt is ours.
 {_TILED.format(size="6144×2048")}

@@ -146,7 +146,9 @@ def boot() -> Host:
     host.boot()
     import nodes
 
-    asyncio.run(nodes.init_extra_nodes(init_custom_nodes=False, init_api_nodes=False))
+    from . import builtin_nodes
+
+    builtin_nodes.load()  # its expected import failures in one line
     result = Host()
     try:
         host.load_pack_via_comfyui()

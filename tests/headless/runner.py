@@ -6,7 +6,8 @@ SaveImage and our nodes as they are; it swaps the loaders for tiny_pack, scales 
 the steps, and adds an image-stats output node next to every SaveImage. The family comes from the diffusion model
 file the graph loads (registry.MODEL_FAMILY), its trained size from the pack's own adapter. Video graphs
 (EmptyHunyuanLatentVideo: the Wan examples) go through ``make_tiny_video``: a few frames, KSamplerAdvanced step
-windows cut in proportion.
+windows cut in proportion; HiFlow Cascade graphs through tiny_cascade.py: the last stage at the given size, the
+base's and the stages' steps cut in proportion.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import registry
+from . import host_needs, registry
 from .convert import ui_to_api
 from .execute import RunResult, execute, validate
 from .graph import LATENT_NODES
@@ -71,26 +72,9 @@ def adapter(family: str):
 
 
 def host_lacks(workflow: dict[str, Any]) -> str:
-    """Why the running ComfyUI cannot run this UI workflow (its model family or text encoder came later), or "".
-
-    Reads only the UNETLoader files and this host's modules (no node registry, no event loop), so a browser test
-    can ask too."""
-    import importlib
-
-    import host
-    import tiny_models
-
-    host.boot()
-    files = [n["widgets_values"][0] for n in workflow["nodes"] if n["type"] == "UNETLoader"]
-    families = {registry.MODEL_FAMILY[f] for f in files}
-    for family in sorted(families & set(tiny_models.CONFIGS)):  # video families: tests/tiny_video.py, every host
-        reason = tiny_models.missing_on_this_host(family)
-        if reason:
-            return f"{adapter(family).display_name}: {reason}"
-    for needs in filter(None, map(registry.MODEL_NEEDS.get, files)):
-        if not hasattr(importlib.import_module(needs[0]), needs[1]):
-            return f"this ComfyUI has no {needs[2]} ({needs[0]}.{needs[1]})"
-    return ""
+    """Why the ComfyUI the tests boot cannot run this UI workflow (its model family or text encoder came later), or
+    "". Read from the host's source (host_needs.py): no boot, so the demo's --list and a browser test can ask."""
+    return host_needs.lacks(host_needs.workflow_needs(workflow))
 
 
 def _round16(px: float, multiple: int = 16) -> int:
@@ -107,14 +91,23 @@ class TinyPlan:
     base_px: dict[str, int] = field(default_factory=dict)  # our node id -> tiny base_resolution
 
 
-def trained_px(inputs: dict[str, Any], facts) -> float:
-    """The real trained long side one of our nodes uses: its base_resolution, else its variant's, else the family
-    default (nodes/rope_patch/config.py, ``PatchConfig.base_px``)."""
+def trained_px(inputs: dict[str, Any], facts, sega_alone: bool = False) -> float:
+    """The real trained long side one of our nodes uses: its base_resolution, else its variant's, else, for SEGA
+    Attention alone on recipe paper, the SEGA authors' code's (FamilyAdapter.paper_quirks: Qwen-Image 1024), else
+    the family default (``PatchConfig.base_px`` and ``axis_plan.plan_call``; test_recipes_host.py checks workflow 33
+    against the engine)."""
     import host
 
     families = host.pack_submodule("nodes.families")
+    recipe = inputs.get("recipe", "paper")  # a graph saved before the input existed: the node's default
+    paper = sega_alone and host.pack_submodule("spectral").recipe_from_label(recipe) == "paper"
     return (inputs.get("base_resolution") or families.variant_base_px(inputs.get("variant", "auto"), facts)
-            or facts.default_base_px)
+            or (paper and facts.paper_quirks.base_px) or facts.default_base_px)
+
+
+def is_sega_alone(prompt: dict[str, dict[str, Any]], kind: str) -> bool:
+    """Whether a node of ``kind`` is SEGA Attention in a graph without DyPE (its recipe then sets the positions)."""
+    return kind == OUR_NODES[1] and not any(n["class_type"] == OUR_NODES[0] for n in prompt.values())
 
 
 def make_tiny(prompt: dict[str, dict[str, Any]], *, side: int = 256, steps: int = 2,
@@ -122,6 +115,10 @@ def make_tiny(prompt: dict[str, dict[str, Any]], *, side: int = 256, steps: int 
     """A copy of ``prompt`` on tiny stand-ins with the long side ``side`` px; ``base_px`` overrides our nodes'."""
     if is_video(prompt):
         return make_tiny_video(prompt, side=side, steps=steps, base_px=base_px)
+    from .tiny_cascade import is_cascade, make_tiny_cascade  # it builds on this module's rules
+
+    if is_cascade(prompt):
+        return make_tiny_cascade(prompt, side=side, steps=steps, base_px=base_px)
     tiny = copy.deepcopy(prompt)
     family = model_family_of(prompt)
     facts = adapter(family)
@@ -142,7 +139,7 @@ def make_tiny(prompt: dict[str, dict[str, Any]], *, side: int = 256, steps: int 
                                                  _round16(inputs["height"] * scale, grid))
             plan.latent_px.append((inputs["width"], inputs["height"]))
         elif kind in OUR_NODES:
-            real = trained_px(inputs, facts)
+            real = trained_px(inputs, facts, is_sega_alone(prompt, kind))
             inputs["base_resolution"] = base_px if base_px is not None else _round16(real * scale)
             plan.base_px[node_id] = inputs["base_resolution"]
         elif kind in ("KSampler", "KSamplerAdvanced"):
@@ -195,7 +192,7 @@ def make_tiny_video(prompt: dict[str, dict[str, Any]], *, side: int = 256, steps
             plan.latent_px.append((inputs["width"], inputs["height"]))
             plan.frames.append(frames)
         elif kind in OUR_NODES:
-            real = trained_px(inputs, adapter(family))
+            real = trained_px(inputs, adapter(family), is_sega_alone(prompt, kind))
             inputs["base_resolution"] = base_px if base_px is not None else _round16(real * scale)
             plan.base_px[node_id] = inputs["base_resolution"]
         elif kind == "KSampler":

@@ -1,0 +1,77 @@
+"""``python <pack> COMMAND`` in a Python without torch: every ``--help`` and usage error answers (no command imports
+torch before it has read its arguments), and a valid command says in one line which Python to use, and why it
+needs torch (hf-energy: Pillow alone cannot run its float64 metric).
+
+The Python is this one started with ``-S`` (no site-packages: no torch, no ComfyUI) and ``PYTHONPATH`` holding only
+Pillow, as on a machine with a system Python and Pillow installed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import PIL
+import pytest
+
+PACK = Path(__file__).resolve().parents[1]
+COMMANDS = {  # a valid call (torch is needed next), a usage error and what it names
+    "bench": ([], ["--sides", "7"], "--sides"),
+    "hf-energy": (["{image}"], ["{image}", "--box", "0", "0", "2", "2"], "--box"),
+    "schedule-preview": (["--out", "{out}"], ["--width", "7"], "--width"),
+}
+
+
+@pytest.fixture(scope="module")
+def pillow_only(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("pillow_only")
+    site = Path(PIL.__file__).parent.parent
+    for name in ("PIL", "pillow.libs"):  # the package and the shared libraries its wheel ships beside it
+        if (site / name).is_dir():
+            (folder / name).symlink_to(site / name, target_is_directory=True)
+    return folder
+
+
+def run(pillow_only: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "COMFYUI_PATH")}
+    return subprocess.run([sys.executable, "-S", str(PACK), *args], env={**env, "PYTHONPATH": str(pillow_only)},
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_the_premise_this_python_has_pillow_and_no_torch(pillow_only):
+    probe = "import importlib.util as u; print(u.find_spec('PIL') is not None, u.find_spec('torch') is None)"
+    result = subprocess.run([sys.executable, "-S", "-c", probe], env={"PYTHONPATH": str(pillow_only)},
+                            capture_output=True, text=True, timeout=60, check=True)
+    assert result.stdout.split() == ["True", "True"]
+
+
+def test_the_pack_lists_its_commands(pillow_only):
+    result = run(pillow_only, "--help")
+    assert result.returncode == 0, result.stderr
+    assert all(command in result.stdout for command in COMMANDS)
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_help_and_usage_errors_need_no_torch(command, pillow_only):
+    helped = run(pillow_only, command, "--help")
+    assert helped.returncode == 0 and helped.stdout.startswith("usage:"), helped.stderr
+    _, bad, names = COMMANDS[command]
+    image = PACK / "icon.png"
+    wrong = run(pillow_only, command, *(a.format(image=image) for a in bad))
+    assert wrong.returncode == 2 and names in wrong.stderr and "(see --help)" in wrong.stderr
+    assert wrong.stderr.count("\n") == 1 and "Traceback" not in wrong.stderr
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_valid_call_says_which_python_to_use_in_one_line(command, pillow_only, tmp_path):
+    good, _, _ = COMMANDS[command]
+    result = run(pillow_only, command, *(a.format(image=PACK / "icon.png", out=tmp_path / "p.png") for a in good))
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
+    assert f"this Python ({sys.executable}) has no torch" in result.stderr
+    assert "the Python that runs ComfyUI" in result.stderr
+    if command == "hf-energy":
+        assert "Pillow alone cannot run it" in result.stderr
+    assert not (tmp_path / "p.png").exists()
