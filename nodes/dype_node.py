@@ -5,7 +5,7 @@ from __future__ import annotations
 from comfy_api.latest import io
 
 from ..rope import PositionSchedule
-from .families import ADAPTERS, AUTO_VARIANT, variant_base_px
+from .families import ADAPTERS, AUTO_VARIANT, LISTED, variant_base_px
 from .inputs.ranges import (
     BASE_RESOLUTION,
     DYNAMIC,
@@ -26,7 +26,7 @@ _BASE_DEFAULTS = ", ".join([f"{a.display_name} {a.default_base_px} px" for a in 
 
 
 #: The supported families, from the adapters themselves (a family added to ADAPTERS shows up here).
-_MODEL_TOOLTIP = (f"A RoPE diffusion transformer of a supported family: {'; '.join(a.display_name for a in ADAPTERS)} "
+_MODEL_TOOLTIP = (f"A RoPE diffusion transformer of a supported family: {'; '.join(a.display_name for a in LISTED)} "
                   "(some need a newer ComfyUI, which says so). Others get an error listing these.")
 
 

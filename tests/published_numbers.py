@@ -1,7 +1,7 @@
-"""The published Aesthetic-4K grid (tests/data/aesthetic4k_table1.json, with its source) as the README's tables:
-the whole grid per model, and which of the pack's two nodes the grid favours at each shape. The README blocks
-between ``<!-- published-grid:start -->`` / ``<!-- node-choice:start -->`` and their ends are these functions'
-output (tests/test_published_numbers.py); run this file to print them."""
+"""The published Aesthetic-4K grid (tests/data/aesthetic4k_table1.json, with its source) as the pack's tables: the
+whole grid per model (docs/published-numbers.md, between ``<!-- published-grid:start -->`` and its end), and which
+of the pack's two nodes the grid favours at each shape (README, ``<!-- node-choice:start -->``). Those blocks are
+these functions' output (tests/test_published_numbers.py); run this file to print them."""
 
 from __future__ import annotations
 

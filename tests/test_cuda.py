@@ -9,6 +9,7 @@ the reason (conftest.py).
 * No host sync from our per-step code: CUDA's sync debug mode is "error" inside every per-step function of ours
   (the step and model-call wrappers, the embedder) and "default" inside the host's code they call.
 * comfy-kitchen's apply_rope (0.30) on CUDA tensors with our per-sample scaled tables, per backend.
+* Qwen-Image 2.1's fused rms_rope on CUDA with one table or one per sample (CPU twin: test_qwen_image21_kernel.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import tiny_models
 import torch
 from capture import capture
 from patching import _pack, dype
+from test_qwen_image21_kernel import _check as check_rms_rope
 from test_sega_host import sega
 from test_worker_threads_and_devices import _kitchen, _scaled_per_sample_table
 
@@ -231,3 +233,13 @@ def test_comfy_kitchen_apply_rope_on_cuda_reads_our_tables(backend, dtype, recor
     assert got_q.dtype == q.dtype and got_q.device.type == "cuda"
     torch.testing.assert_close(got_q.cpu(), want_q, **tolerance)
     torch.testing.assert_close(got_k.cpu(), want_k, **tolerance)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("backend", ["host", "cuda", "triton"])
+@pytest.mark.parametrize("rows", [1, 2])
+def test_rms_rope_on_cuda_takes_one_table_or_one_per_sample(rows, backend):
+    """The fused kernel 2.1 runs (bf16, CUDA): per-row tables must be read per row, not row 0 for all."""
+    ck = _kitchen()
+    with kitchen_backend(ck, backend):
+        check_rms_rope("cuda", rows, torch.bfloat16, dict(rtol=2e-2, atol=2e-2))

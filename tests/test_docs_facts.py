@@ -23,7 +23,8 @@ README_NAMES = {
     "z_image": "Z-Image", "lumina2": "Lumina-Image 2.0", "hidream": "HiDream-I1", "hunyuan_image21": "HunyuanImage 2.1",
     "omnigen2": "OmniGen2", "longcat_image": "LongCat-Image ¹", "krea2": "Krea 2 ¹ Turbo", "mage_flow": "Mage-Flow ¹",
     "lens": "Lens ¹", "boogu": "Boogu-Image ¹", "z_image_pixel": "Z-Image pixel space ¹",
-    "kandinsky5_image": "Kandinsky 5 Image ¹", "anima": "Anima ¹",
+    "kandinsky5_image": "Kandinsky 5 Image ¹", "anima": "Anima ¹", "qwen_image21": "Qwen-Image 2.1 ²",
+    "nunchaku_flux": "Nunchaku FLUX.1 ³",
 }
 
 
@@ -80,24 +81,26 @@ def test_notes_and_cards_give_each_trained_size_from_the_data():
             assert words is None, path.name
 
 
-def node_modules() -> list[str]:
-    """The node modules the extension lists, read from nodes/extension.py's get_node_list."""
+def node_modules() -> list[tuple[str, str]]:
+    """The node modules and classes the extension lists, read from nodes/extension.py's get_node_list."""
     tree = ast.parse((ROOT / "nodes" / "extension.py").read_text(encoding="utf-8"))
     imported = {a.asname or a.name: node.module for node in tree.body if isinstance(node, ast.ImportFrom)
                 for a in node.names}
     listed = next(n for n in ast.walk(tree) if isinstance(n, ast.AsyncFunctionDef) and n.name == "get_node_list")
     (returned,) = [n for n in ast.walk(listed) if isinstance(n, ast.Return)]
-    return [imported[e.id] for e in returned.value.elts]
+    return [(imported[e.id], e.id) for e in returned.value.elts]
 
 
+@pytest.mark.usefixtures("comfy_host")
 def test_every_node_has_its_section_and_no_page_miscounts_them():
+    import host
+
     modules = node_modules()
     assert len(modules) >= 4
     reference = (ROOT / "docs" / "nodes.md").read_text(encoding="utf-8")
-    for module in modules:
-        source = (ROOT / "nodes" / f"{module}.py").read_text(encoding="utf-8")
-        node_id, name = re.search(r'node_id="([^"]+)",\s*display_name="([^"]+)"', source).groups()
-        assert f"### {name} (`{node_id}`)" in reference, node_id
+    for module, class_name in modules:
+        schema = getattr(host.pack_submodule(f"nodes.{module}"), class_name).define_schema()
+        assert f"### {schema.display_name} (`{schema.node_id}`)" in reference, schema.node_id
     pages = [ROOT / "README.md", ROOT / "nodes" / "__init__.py", *sorted((ROOT / "docs").glob("*.md"))]
     for page in pages:
         for match in re.finditer(COUNTED, page.read_text(encoding="utf-8")):

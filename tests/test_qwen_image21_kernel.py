@@ -1,14 +1,13 @@
 """Qwen-Image 2.1's fused ``rms_rope`` (comfy-kitchen, 0.30 host and later) with the pack's tables in the model's
 (B, N, H, D) layout: one (1, N, 1, pairs, 2, 2) table for the batch, or one row per sample where SEGA's temperatures
 differ (comfy-kitchen's layout check, ``detect_rms_rope_bnhd``, takes a table batch of 1 or B). Against RMSNorm then
-the host's eager rotation, row by row; on the CPU here, on CUDA in scripts/gpu-check.sh (marker ``cuda``)."""
+the host's eager rotation, row by row; on the CPU here, on CUDA in test_cuda.py (scripts/gpu-check.sh)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 from patching import _pack
-from test_cuda import kitchen_backend
 from test_worker_threads_and_devices import _kitchen
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
@@ -48,13 +47,3 @@ def _check(device: str, rows: int, dtype: torch.dtype, tolerance: dict) -> None:
 @pytest.mark.parametrize("rows", [1, 2])
 def test_rms_rope_takes_one_table_or_one_per_sample_on_the_cpu(rows):
     _check("cpu", rows, torch.float32, dict(rtol=1e-5, atol=1e-5))
-
-
-@pytest.mark.cuda
-@pytest.mark.parametrize("backend", ["host", "cuda", "triton"])
-@pytest.mark.parametrize("rows", [1, 2])
-def test_rms_rope_on_cuda_takes_one_table_or_one_per_sample(rows, backend):
-    """The fused kernel 2.1 runs (bf16, CUDA): per-row tables must be read per row, not row 0 for all."""
-    ck = _kitchen()
-    with kitchen_backend(ck, backend):
-        _check("cuda", rows, torch.bfloat16, dict(rtol=2e-2, atol=2e-2))

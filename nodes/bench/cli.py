@@ -83,16 +83,16 @@ def main(argv: Sequence[str], prog: str = "bench") -> int:
         parts.discard("sampling")
     if not args.hiflow_side:
         parts.discard("hiflow")
-    problem = comfyui_problem()
-    if problem:
-        parser.exit(USAGE_ERROR, f"{prog}: error: {problem}\n")
-    import torch  # after the arguments and ComfyUI's presence are checked
+    import torch  # after the arguments are read: without torch, __main__ names the Python to use
 
     from .hiflow_rows import hiflow_row
     from .model import boot
     from .report import Summary, hiflow_lines, hiflow_summary
     from .run_facts import compile_facts, per_step_counts
 
+    problem = comfyui_problem()
+    if problem:
+        parser.exit(USAGE_ERROR, f"{prog}: error: {problem}\n")
     try:
         boot()
     except ImportError as error:  # a ComfyUI tree whose own imports fail here (a missing requirement)

@@ -119,10 +119,13 @@ class UnsupportedModelError(ValueError):
 
 #: Models of other packs' loaders, listed after ComfyUI's own (ADAPTERS orders by detection, where they come first).
 OTHER_PACKS = (NUNCHAKU_FLUX,)
+#: The families in the order a user reads them (lists, combos, messages): ComfyUI's own first, other packs' loaders
+#: last. ADAPTERS keeps detection's order (a wrapper of another pack is tested before the class it wraps).
+LISTED: tuple[FamilyAdapter, ...] = tuple(a for a in ADAPTERS if a not in OTHER_PACKS) + OTHER_PACKS
 
 
 def supported_families_text() -> str:
-    own = [a.display_name for a in ADAPTERS if a not in OTHER_PACKS]
+    own = [a.display_name for a in LISTED if a not in OTHER_PACKS]
     return "; ".join(own) + "; other packs' loaders: " + "; ".join(a.display_name for a in OTHER_PACKS)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...rope import METHODS, THRESHOLD_RULES
 from ...spectral import ALLOCATIONS, MAX_ALPHA, REFERENCE_RULES
-from ..families import ADAPTERS
+from ..families import LISTED
 from .recipe import RECIPE_LABELS
 from .rules import Choice, Flag, NumberRange, check_inputs
 
@@ -32,8 +32,8 @@ RECIPE = Choice("recipe", tuple(RECIPE_LABELS))
 
 #: The preview's family combo: the models' names (what it shows) and the adapters' ids (what graphs saved before
 #: the combo showed names hold).
-FAMILY = Choice("family", tuple(a.display_name for a in ADAPTERS), saved=tuple(a.name for a in ADAPTERS),
-                default=next(a.display_name for a in ADAPTERS if a.name == "flux"))
+FAMILY = Choice("family", tuple(a.display_name for a in LISTED), saved=tuple(a.name for a in LISTED),
+                default=next(a.display_name for a in LISTED if a.name == "flux"))
 #: The preview's target size: its memory and time grow with the size and the steps, so both are bounded here.
 WIDTH = NumberRange("width", 16, 16384, 16, default=4096, integer=True)
 HEIGHT = NumberRange("height", 16, 16384, 16, default=4096, integer=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ...spectral import ALLOCATIONS, RECIPES, REFERENCE_RULES, SegaSettings
 from ...spectral.command_line import OneLineParser
-from ..families import ADAPTERS
+from ..families import LISTED
 from ..inputs.ranges import BASE_RESOLUTION, FLOOR, HEIGHT, LAMBDA_S, LAMBDA_T, PREVIEW_STEPS, SHIFT, WIDTH
 
 
@@ -31,7 +31,7 @@ def _image_path(text: str) -> Path:
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     """``schedule-preview``: write the preview PNG. Usage errors exit with status 2, write errors with 1."""
     parser = OneLineParser(prog=prog, description="Draw the DyPE/SEGA schedule for a target size.")
-    parser.add_argument("--family", default="flux", choices=[a.name for a in ADAPTERS])
+    parser.add_argument("--family", default="flux", choices=[a.name for a in LISTED])
     # the node's limits (nodes/inputs/ranges.py): the same rule for the widget, a Python call and this command
     parser.add_argument("--width", type=WIDTH.argument(), default=WIDTH.default, help="pixels")
     parser.add_argument("--height", type=HEIGHT.argument(), default=HEIGHT.default, help="pixels")
