@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from comfy_api.latest import io
 
-from .hiflow import HiFlowSettings, run_cascade
-from .hiflow.settings import NODE
+from .cascade import HiFlowSettings, run_cascade
+from .cascade.settings import NODE
 from .inputs import cascade as rules
 from .inputs.ui_hints import advanced, aliases
 

@@ -2,7 +2,7 @@
 
 What one high-resolution stage step does to the model's x0 prediction and velocity, the swin patchify bookkeeping,
 the stage schedule and the sharpening of the upsampled image. The sampler that drives these through
-ComfyUI is ``nodes/hiflow/``; docs/hiflow.md explains the method and where we differ from the official code.
+ComfyUI is ``nodes/cascade/``; docs/hiflow.md explains the method and where we differ from the official code.
 
 Shapes: every latent is ``(..., H, W)``; the filter, pad and crop act on the last two dims, so ComfyUI's 4-D image
 latents and the 5-D single-frame latents (Qwen-Image) take the same path.
@@ -23,7 +23,7 @@ BUTTERWORTH_ORDER = 4
 SHARPEN_KERNEL = 3
 BLUR_WIDTH_RANGE = (0.1, 2.0)
 #: Seeds live in torch's generator range [0, 2**64): a stage's seed wraps modulo this, so the widget's largest seed
-#: works in every stage (nodes/hiflow/cascade.py).
+#: works in every stage (nodes/cascade/hiflow.py).
 SEED_SPACE = 2**64
 
 

@@ -1,7 +1,7 @@
 """The whole official cascade as a reference loop on a ComfyUI model (tests/hiflow_reference.py's float64 steps).
 
 It calls the model exactly as a ComfyUI sampler does (one ``comfy.sample.sample_custom`` per pass, the sample
-function here ignoring the pack), so a difference from ``nodes/hiflow`` is a difference in the HiFlow loop.
+function here ignoring the pack), so a difference from ``nodes/cascade`` is a difference in the HiFlow loop.
 It computes the schedule, the re-noise, the upsample and sharpen itself, from the official code's definitions.
 """
 
@@ -136,6 +136,6 @@ def reference_cascade(model, stage_models, positive, negative, vae, latent_raw, 
         out, error = _run(stage_models[s], sigmas, offset, *cond, start_raw, noise, case.cfg, seed + s + 1,
                           stage_loop)
         worst = max(worst, error)
-        stored = stage.stored
+        stored = {**stored, **stage.stored}  # one pred_x0_dict for the run: each stage overwrites its timesteps
         outs.append(out)
     return out, outs, worst

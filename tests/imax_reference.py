@@ -79,8 +79,8 @@ def dwt_low(x2d: torch.Tensor, level: int) -> torch.Tensor:
         lo_w = _rows(approx, lambda r: dwt(r, DEC_LO))  # along W
         approx = _rows(lo_w.T, lambda c: dwt(c, DEC_LO)).T  # then along H: the LL band
     for rows, cols in reversed(sizes):  # details are zero; each level trims to the size it came from
-        up_h = _rows(approx.T, lambda c: idwt(c, [0.0] * len(c), rows)).T
-        approx = _rows(up_h, lambda r: idwt(r, [0.0] * len(r), cols))
+        up_h = _rows(approx.T, lambda c, n=rows: idwt(c, [0.0] * len(c), n)).T
+        approx = _rows(up_h, lambda r, n=cols: idwt(r, [0.0] * len(r), n))
     return approx
 
 

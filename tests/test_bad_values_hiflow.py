@@ -56,7 +56,7 @@ def test_each_bad_value_is_refused_from_python_by_name(parts, case, monkeypatch)
 def test_the_settings_are_the_one_place_of_the_rules():
     """A settings value that exists follows every rule: the text lists parse to tuples, one entry serves every
     stage, and the same value given as text or as a tuple is the same settings."""
-    settings = _pack("nodes.hiflow.settings")
+    settings = _pack("nodes.cascade.settings")
     text = settings.HiFlowSettings(scales="2, 4", stage_steps="16", alphas=(1, 0.25), ntk_factor=10)
     assert text.scales == (2.0, 4.0) and text.stage_steps == (16, 16) and text.ntk_factor == (10.0, 10.0)
     assert text == settings.HiFlowSettings(stage_steps=(16, 16))

@@ -27,23 +27,23 @@ def _schedule(name: str) -> str:
 
 
 def _settings(case: cref.Case, **extra):
-    return _pack("nodes.hiflow").HiFlowSettings(schedule=_schedule(case.schedule),
+    return _pack("nodes.cascade").HiFlowSettings(schedule=_schedule(case.schedule),
         steps=case.steps, denoise=case.denoise, cfg=case.cfg, scales=case.scales, stage_steps=case.stage_steps,
         stage_guidance=case.guidance, alphas=case.alphas, betas=case.betas, filter_ratio=case.ratios,
         sharpen=case.sharpen, swin=case.swin, **extra)
 
 
 def _official_stages(model, case: cref.Case, factor: float = 10.0):
-    stage_model = _pack("nodes.hiflow.stage_model")
-    adapter = _pack("nodes.hiflow.families").hiflow_family(model)
+    stage_model = _pack("nodes.cascade.hiflow_model")
+    adapter = _pack("nodes.cascade.families").cascade_family(model, "HiFlow Cascade")
     return [stage_model.official_stage_model(model, adapter, factor, True) for _ in case.scales]
 
 
 def _compare(parts, case, latent, seed=3, stage_model=None):
     model, vae, pos, neg = parts
-    hiflow = _pack("nodes.hiflow")
-    ours = hiflow.run_cascade(model, pos, neg, vae, {"samples": latent}, seed, _settings(case),
-                              stage_model=stage_model)
+    hiflow = _pack("nodes.cascade")
+    settings = _settings(case, ntk_factor=(10.0,) * len(case.scales))
+    ours = hiflow.run_cascade(model, pos, neg, vae, {"samples": latent}, seed, settings, stage_model=stage_model)
     stages = [stage_model] * len(case.scales) if stage_model is not None else _official_stages(model, case)
     want, outs, renoise_error = cref.reference_cascade(model, stages, pos, neg, vae, latent, seed, case)
     assert renoise_error < 1e-5  # ComfyUI's re-noise at the stage's first sigma is σ·noise + (1 - σ)·x0
@@ -58,8 +58,8 @@ def test_base_schedule_is_the_official_grid_through_the_models_shift(parts):
     official mu follows the base size and the other choices are their own rules."""
     import hiflow_reference as ref
 
-    schedule = _pack("nodes.hiflow.schedule")
-    adapter = _pack("nodes.hiflow.families").hiflow_family(parts[0])
+    schedule = _pack("nodes.cascade.schedule")
+    adapter = _pack("nodes.cascade.families").cascade_family(parts[0], "HiFlow Cascade")
     model = parts[0]
     trained = torch.zeros(1, 16, 128, 128)
     for name, latent in [("official", trained), ("official", torch.zeros(1, 16, 96, 64)), ("model", trained),
@@ -92,6 +92,19 @@ def test_cascade_from_a_prompt_matches_the_reference_loop(parts, case):
     assert ours.stored_bytes > 0
 
 
+@pytest.mark.parametrize(("scales", "stage_steps"), [((2.0, 4.0), (4, 6)), ((2.0, 3.0, 4.0), (3, 2, 5))],
+                         ids=["second-longer", "third-reads-three-passes"])
+def test_a_longer_stage_reads_the_latest_prediction_at_each_timestep(parts, scales, stage_steps):
+    """The official store is one dict for the run (flux_pipeline_hiflow.py: pred_x0_dict[t] after every step of
+    every pass): where the previous stage did not run a timestep, a stage reads the latest pass that did, resized.
+    (4, 6): stage 2 reads steps 0-1 from the base pass; (3, 2, 5): stage 3 reads 1-2 from the base, 3 from stage 1,
+    4-5 from stage 2."""
+    case = cref.Case(scales=scales, stage_steps=stage_steps, guidance=(4.5,) * len(scales),
+                     alphas=(1.0,) * len(scales), betas=(0.5,) * len(scales), ratios=(0.3,) * len(scales))
+    ours = _compare(parts, case, torch.zeros(1, 16, *LATENT))
+    assert [tuple(s["samples"].shape[-2:]) for s in ours.stages][-1] == (16, 16)
+
+
 def test_cascade_from_an_image_with_denoise_below_one(parts):
     model, vae, _, _ = parts
     image = torch.rand(1, 32, 32, 3, generator=torch.Generator().manual_seed(5))
@@ -100,7 +113,7 @@ def test_cascade_from_an_image_with_denoise_below_one(parts):
     _compare(parts, case, latent)
     with pytest.raises(ValueError, match="at most the 4 base steps that denoise 0.5 runs"):  # settings are checked
         settings = _settings(cref.Case(steps=8, denoise=0.5, stage_steps=(5, 2)))  # when made, before any run
-        _pack("nodes.hiflow").run_cascade(model, parts[2], parts[3], vae, {"samples": latent}, 0, settings)
+        _pack("nodes.cascade").run_cascade(model, parts[2], parts[3], vae, {"samples": latent}, 0, settings)
 
 
 @pytest.mark.parametrize("patch", ["dype", "sega", "dype+sega"])
@@ -113,7 +126,7 @@ def test_dype_and_sega_in_the_stages(parts, patch):
         stage = clone.patch_model(stage, lambda c: c.with_sega(sega_settings, BASE_PX))
     case = cref.Case(stage_steps=(4, 2))
     ours = _compare(parts, case, torch.zeros(1, 16, *LATENT), stage_model=stage)
-    official = _pack("nodes.hiflow").run_cascade(model, parts[2], parts[3], parts[1], {"samples": torch.zeros(
+    official = _pack("nodes.cascade").run_cascade(model, parts[2], parts[3], parts[1], {"samples": torch.zeros(
         1, 16, *LATENT)}, 3, _settings(case))
     assert not torch.equal(ours.latent["samples"], official.latent["samples"])  # the stage model is DyPE's/SEGA's
 
@@ -129,7 +142,7 @@ def test_dype_positions_in_the_stages_follow_each_steps_padded_grid(parts):
     model, vae, pos, neg = parts
     fam = tiny_models.FAMILIES["flux"]
     with capture(dype(model, method="yarn")) as (stage, calls):
-        _pack("nodes.hiflow").run_cascade(model, pos, neg, vae, {"samples": torch.zeros(1, 16, *LATENT)}, 3,
+        _pack("nodes.cascade").run_cascade(model, pos, neg, vae, {"samples": torch.zeros(1, 16, *LATENT)}, 3,
                                           _settings(cref.Case(stage_steps=(4, 2))), stage_model=stage)
     grids = [(call.x.shape[-2] // 2, call.x.shape[-1] // 2) for call in calls]
     assert grids == [(5, 5), (4, 4), (5, 5), (4, 4), (9, 9), (8, 8)]  # stage 1 (4 steps), stage 2 (2): padded first
@@ -154,15 +167,15 @@ def test_video_families_are_refused_by_name(comfy_host):
 
     families = _pack("nodes.families")
     with pytest.raises(families.UnsupportedModelError, match="does not run video models.*Wan"):
-        _pack("nodes.hiflow.families").hiflow_family(tiny_video.build("wan21"))
+        _pack("nodes.cascade.families").cascade_family(tiny_video.build("wan21"), "HiFlow Cascade")
 
 
 def test_official_stage_table_is_ntk_theta_times_the_proportional_temperature(parts):
     import comfy.ldm.flux.layers
 
     model = parts[0]
-    adapter = _pack("nodes.hiflow.families").hiflow_family(model)
-    clone = _pack("nodes.hiflow.stage_model").official_stage_model(model, adapter, 10.0, True)
+    adapter = _pack("nodes.cascade.families").cascade_family(model, "HiFlow Cascade")
+    clone = _pack("nodes.cascade.hiflow_model").official_stage_model(model, adapter, 10.0, True)
     embedder = clone.object_patches[adapter.embedder_attr]
     original = model.get_model_object(adapter.embedder_attr)
     ids = torch.zeros(1, 7 + 64, 3)
@@ -176,7 +189,7 @@ def test_official_stage_table_is_ntk_theta_times_the_proportional_temperature(pa
 
 def test_same_inputs_twice_and_the_model_is_untouched(parts):
     model, vae, pos, neg = parts
-    hiflow = _pack("nodes.hiflow")
+    hiflow = _pack("nodes.cascade")
     latent = torch.zeros(1, 16, *LATENT)
     before = tiny_models.sample(model, "flux", LATENT, seed=1)
     runs = [hiflow.run_cascade(model, pos, neg, vae, {"samples": latent}, 9, _settings(cref.Case())) for _ in "ab"]
@@ -189,7 +202,7 @@ def test_an_interrupt_leaves_nothing_behind(parts, monkeypatch):
     import comfy.model_management
 
     model, vae, pos, neg = parts
-    hiflow = _pack("nodes.hiflow")
+    hiflow = _pack("nodes.cascade")
     calls = {"n": 0}
 
     def interrupt_on_the_eighth_step():
@@ -218,7 +231,7 @@ def test_an_interrupt_leaves_nothing_behind(parts, monkeypatch):
     ("schedule", "shift 3", "'schedule' must be one of"),
 ])
 def test_bad_settings_name_the_input(field, value, message):
-    settings = _pack("nodes.hiflow.settings")
+    settings = _pack("nodes.cascade.settings")
     text = dict(settings.OFFICIAL)
     text[field] = value
     with pytest.raises(ValueError, match=message):
@@ -227,7 +240,7 @@ def test_bad_settings_name_the_input(field, value, message):
 
 def test_bad_models_and_latents_are_refused_by_name(parts):
     model, vae, pos, neg = parts
-    hiflow = _pack("nodes.hiflow")
+    hiflow = _pack("nodes.cascade")
     families = _pack("nodes.families")
     settings = _settings(cref.Case())
     with pytest.raises(families.UnsupportedModelError, match="already patched by DyPE / SEGA.*'stage_model'"):

@@ -115,7 +115,7 @@ def test_ntk_theta_and_proportional_temperature(scale):
 
 def test_a_whole_stage_without_a_model_matches_the_official_loop(hf):
     """A synthetic denoiser; the official stateful loop (reference) vs the step functions composed as the sampler
-    composes them (nodes/hiflow/stage_step.py uses the same functions)."""
+    composes them (nodes/cascade/hiflow.py uses the same functions)."""
     gen = torch.Generator().manual_seed(0)
     base = ref.official_sigmas(6, lambda t: 3 * t / (1 + 2 * t))
     sig = hf.stage_sigmas(base, 4)

@@ -29,8 +29,8 @@ PACKAGES: dict[str, int] = {
     "nodes.families": 1,
     "nodes.rope_patch": 2,
     "nodes.inputs": 2,  # the input rules: the node classes, the cascades' settings and the preview's CLI read them
-    "nodes.schedule_preview": 3, "nodes.hiflow": 3,
-    "nodes.bench": 4,  # it times the HiFlow cascade (nodes.hiflow) against one pass
+    "nodes.schedule_preview": 3, "nodes.cascade": 3,
+    "nodes.bench": 4,  # it times the cascades (nodes.cascade) against one pass
 }
 #: single modules -> rank ("" is the pack's __init__.py, "nodes" nodes/__init__.py)
 MODULES: dict[str, int] = {**dict.fromkeys(NODE_CLASSES, 4), "nodes.extension": 5, "nodes": 5, "": 6, "__main__": 6}

@@ -135,7 +135,7 @@ def hiflow_row(base_side: int, runs: int, device: torch.device, cfg: float = 1.0
     one untimed round of each."""
     import comfy.sample
 
-    from ..hiflow import HiFlowSettings, run_cascade
+    from ..cascade import HiFlowSettings, run_cascade
 
     settings = HiFlowSettings(cfg=cfg)
     base = base_side // 8

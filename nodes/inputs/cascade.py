@@ -1,14 +1,17 @@
-"""One definition per input of the guided cascades (HiFlow Cascade): the node shows them, its settings
-(nodes/hiflow/settings.py) apply them once to every value, from the widget, Python or an API prompt.
+"""One definition per input of the guided cascades (HiFlow Cascade, I-Max Cascade): the nodes show them, their
+settings (nodes/cascade/settings.py, imax_settings.py) apply them once to every value, from the widget, Python or an
+API prompt.
 
 The inputs every cascade has (seed, steps, cfg, denoise, the stage sizes and steps) come first; a method's own
-inputs follow under its name. A per-stage list is a ``StageList``: text such as "2, 4", one entry per stage.
-Defaults are the official HiFlow code's (Bujiazi/HiFlow run_hiflow.py at da351a8: FLUX.1-dev, 1024² -> 2048² ->
-4096²).
+inputs follow under its name. A per-stage list is a ``StageList``: text such as "2, 4", one entry per stage; a
+method whose official defaults differ keeps the entry's rule under its own default. HiFlow's defaults are its
+official code's (Bujiazi/HiFlow run_hiflow.py at da351a8: FLUX.1-dev, 1024² -> 2048² -> 4096²), I-Max's its
+README's call (PRIS-CV/I-Max README.md at 3b38c11: FLUX.1-dev, 1024² -> 4096²).
 """
 
 from __future__ import annotations
 
+from ...spectral.imax import GUIDANCE_SCHEDULES
 from .rules import Choice, Flag, NumberRange, StageList
 
 # Shared by every cascade.
@@ -42,3 +45,19 @@ STATIC_SHIFT_3 = "static shift 3 (dynamic shift off)"
 SCHEDULE = Choice("schedule", (OFFICIAL_SHIFT, MODEL_SHIFT, STATIC_SHIFT_3))
 
 HIFLOW_LISTS = (SCALES, STAGE_STEPS, STAGE_GUIDANCE, ALPHAS, BETAS, FILTER_RATIO, NTK_FACTOR)
+
+# I-Max's own (the README's call: one stage at 4x, 30 + 30 steps, guidance 3.5 then 7, time shifts 3 then 6).
+IMAX_SCALES = StageList(SCALES.entry, "4")
+IMAX_STAGE_STEPS = StageList(STAGE_STEPS.entry, "30")  # its own schedule: any count
+IMAX_STAGE_GUIDANCE = StageList(STAGE_GUIDANCE.entry, "7")
+#: The static time shift of the base pass and of each stage (diffusers' shift·t / (1 + (shift - 1)·t)); 0 samples
+#: with the MODEL's own shift instead.
+BASE_SHIFT = NumberRange("base_shift", 0.0, 100.0, 0.1, default=3.0)
+STAGE_SHIFT = StageList(NumberRange("stage_shift", 0.0, 100.0, 0.1), "6")
+IMAX_NTK_FACTOR = StageList(NTK_FACTOR.entry, "10")
+TEXT_DUPLICATION = Flag("text_duplication")
+GUIDANCE_SCHEDULE = Choice("guidance_schedule", GUIDANCE_SCHEDULES)
+#: Haar levels of the low-frequency split: each halves the frequencies kept; 10 already averages 1024-pixel blocks.
+WAVELET_LEVEL = NumberRange("wavelet_level", 1, 10, 1, default=1, integer=True)
+
+IMAX_LISTS = (IMAX_SCALES, IMAX_STAGE_STEPS, IMAX_STAGE_GUIDANCE, STAGE_SHIFT, IMAX_NTK_FACTOR)

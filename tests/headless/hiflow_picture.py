@@ -23,7 +23,7 @@ def _defaults() -> tuple[int, list[float], list[int]]:
     import host
 
     rules = host.pack_submodule("nodes.inputs.cascade")
-    settings = host.pack_submodule("nodes.hiflow.settings").HiFlowSettings()
+    settings = host.pack_submodule("nodes.cascade.settings").HiFlowSettings()
     return rules.STEPS.default, list(settings.scales), list(settings.stage_steps)
 
 

@@ -15,6 +15,7 @@ from ..families.base import COSMOS_ROPE
 from ..rope_patch.config import read_config
 from ..rope_patch.embedder import describe_module, is_stock_rope_embedder
 from .families import trained_image_tokens
+from .settings import NODE
 
 logger = logging.getLogger(__name__)
 
@@ -41,22 +42,23 @@ class HiFlowStageEmbedder(torch.nn.Module):
         return table if m == 1.0 else table * m
 
 
-def official_stage_model(model, adapter: FamilyAdapter, factor: float, proportional: bool):
-    """A clone of ``model`` with the official stage rotary table and attention scale."""
+def official_stage_model(model, adapter: FamilyAdapter, factor: float, proportional: bool, node: str = NODE):
+    """A clone of ``model`` with HiFlow's official stage rotary table and attention scale (HRDiT's too: its
+    stages are HiFlow's, ``node`` names the node in errors)."""
     name = type(model.model).__name__
     if read_config(model.model_options.get("transformer_options", {})) is not None:
         raise UnsupportedModelError(
-            f"HiFlow Cascade: the 'model' input ({name}) is already patched by DyPE / SEGA, so the official stage patch "
+            f"{node}: the 'model' input ({name}) is already patched by DyPE / SEGA, so the official stage patch "
             "(NTK x factor, proportional attention) would replace theirs. Connect the patched model to "
             "'stage_model' (the stages then use it as it is) and the unpatched one to 'model'.")
     if adapter.embedder_kind == COSMOS_ROPE:
         raise UnsupportedModelError(
-            f"HiFlow Cascade: the official stage patch needs an EmbedND-style embedder; {adapter.display_name} ({name}) builds "
+            f"{node}: the official stage patch needs an EmbedND-style embedder; {adapter.display_name} ({name}) builds "
             "its table from the latent's shape. Connect a DyPE / SEGA-patched model to 'stage_model' instead.")
     original = model.get_model_object(adapter.embedder_attr)
     if not is_stock_rope_embedder(original, adapter.spatial_axes):
         raise UnsupportedModelError(
-            f"HiFlow Cascade: {name}.{adapter.embedder_attr} is {describe_module(original)}, not ComfyUI's own EmbedND; "
+            f"{node}: {name}.{adapter.embedder_attr} is {describe_module(original)}, not ComfyUI's own EmbedND; "
             "another node replaced it. Connect that model to 'stage_model' instead.")
     clone = model.clone()
     tokens = trained_attention_tokens(trained_image_tokens(adapter, model))

@@ -35,7 +35,7 @@ class HiFlowSettings:
     proportional_attention: bool = True
     swin: bool = True
     sharpen: float = inputs.SHARPEN.default
-    schedule: str = inputs.SCHEDULE.initial  # nodes/hiflow/schedule.py
+    schedule: str = inputs.SCHEDULE.initial  # nodes/cascade/schedule.py
 
     def __post_init__(self) -> None:
         checked = {rule.name: rule.check(getattr(self, rule.name), NODE) for rule in (*_NUMBERS, *_FLAGS)}

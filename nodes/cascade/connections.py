@@ -10,36 +10,34 @@ from __future__ import annotations
 
 import torch
 
-from .settings import NODE
-
 #: The round trip's crop: at most this many latent pixels per side (64 px for an 8x VAE), cheap for any VAE.
 PROBE_SIDE = 8
 
 
-def check_conditioning(positive, negative) -> None:
+def check_conditioning(positive, negative, node: str) -> None:
     for name, conditioning in (("positive", positive), ("negative", negative)):
         if not isinstance(conditioning, list):
-            raise TypeError(f"{NODE}: '{name}' must be a CONDITIONING (from CLIP Text Encode), got "
+            raise TypeError(f"{node}: '{name}' must be a CONDITIONING (from CLIP Text Encode), got "
                             f"{type(conditioning).__name__}.")
 
 
-def latent_samples(model, latent) -> torch.Tensor:
+def latent_samples(model, latent, node: str) -> torch.Tensor:
     """The LATENT's samples, one image (4-D, or 5-D with one frame), at the model's channels when empty."""
     import comfy.sample
 
     samples = latent.get("samples") if isinstance(latent, dict) else None
     if not isinstance(samples, torch.Tensor):
-        raise TypeError(f"{NODE}: 'latent' must be a LATENT (a dict with a 'samples' tensor, from Empty Latent Image "
+        raise TypeError(f"{node}: 'latent' must be a LATENT (a dict with a 'samples' tensor, from Empty Latent Image "
                         f"or VAE Encode), got {type(latent).__name__}.")
     if samples.ndim not in (4, 5):
-        raise ValueError(f"{NODE}: 'latent' must be an image latent, got samples of shape {tuple(samples.shape)}.")
+        raise ValueError(f"{node}: 'latent' must be an image latent, got samples of shape {tuple(samples.shape)}.")
     if samples.ndim == 5 and samples.shape[2] != 1:
-        raise ValueError(f"{NODE}: 'latent' holds {samples.shape[2]} frames; HiFlow is for single images.")
+        raise ValueError(f"{node}: 'latent' holds {samples.shape[2]} frames; the cascade is for single images.")
     if latent.get("noise_mask") is not None:
-        raise ValueError(f"{NODE}: 'latent' carries a noise mask (inpainting); HiFlow's stages change the latent's "
+        raise ValueError(f"{node}: 'latent' carries a noise mask (inpainting); the cascade's stages change the latent's "
                          "size, so it cannot follow one. Remove the mask (Set Latent Noise Mask).")
     if not torch.isfinite(samples).all():
-        raise ValueError(f"{NODE}: 'latent' holds NaN or infinite values; encode the image again.")
+        raise ValueError(f"{node}: 'latent' holds NaN or infinite values; encode the image again.")
     return comfy.sample.fix_empty_latent_channels(model, samples)
 
 
@@ -50,14 +48,14 @@ def decoded_images(vae, samples: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def check_vae(vae, model, samples: torch.Tensor) -> None:
+def check_vae(vae, model, samples: torch.Tensor, node: str) -> None:
     """The VAE gives back the model's latents: decode -> encode of a small crop keeps rank, channels and grid."""
     if not callable(getattr(vae, "decode", None)) or not callable(getattr(vae, "encode", None)):
-        raise TypeError(f"{NODE}: 'vae' must be a VAE (from Load VAE or a checkpoint), got {type(vae).__name__}.")
+        raise TypeError(f"{node}: 'vae' must be a VAE (from Load VAE or a checkpoint), got {type(vae).__name__}.")
     crop = samples[:1, ..., :PROBE_SIDE, :PROBE_SIDE]
     engine = type(getattr(vae, "first_stage_model", vae)).__name__
     channels = getattr(vae, "latent_channels", "?")
-    mismatch = (f"{NODE}: the 'vae' ({engine}, {channels} latent channels) does not fit the 'model' "
+    mismatch = (f"{node}: the 'vae' ({engine}, {channels} latent channels) does not fit the 'model' "
                 f"({type(model.model).__name__}, latents of shape (batch, {', '.join(map(str, crop.shape[1:-2]))}, "
                 "rows, columns)): ")
     try:

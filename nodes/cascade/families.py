@@ -1,0 +1,57 @@
+"""Which models a guided cascade (HiFlow, I-Max) runs on, under one rule, and the facts it takes from the family
+adapter.
+
+The rule: an image family of the pack (nodes/families) whose MODEL samples by flow matching (ComfyUI's CONST
+``model_sampling``: x = σ·noise + (1 - σ)·x0, the interpolation the re-noise and the velocities assume) on a VAE
+latent (Qwen-Image 2.1 included: tests/test_hiflow_newest.py). Nunchaku FLUX is refused by name for now: the
+cascades read FLUX.1's guidance and schedule from ComfyUI's own Flux and build their official stage tables from
+ComfyUI's EmbedND. Video families (the adapter's ``video`` fact) are refused by name (the swin shift and the frequency splits
+are 2-D; a time axis would need its own rule), and so are pixel-space models (no VAE latent: the one-pixel swin
+shift is a fraction of a patch of 16-32 pixels, not half a token as in the official codes).
+"""
+
+from __future__ import annotations
+
+from ..families import NUNCHAKU_FLUX, FamilyAdapter, UnsupportedModelError, detect_family
+
+
+def cascade_family(model, node: str) -> FamilyAdapter:
+    """The family of a MODEL the cascades accept, or one error naming ``node``, the model class and the reason."""
+    if not hasattr(model, "model") or not hasattr(model, "get_model_object"):
+        raise TypeError(f"{node}: 'model' must be a ComfyUI MODEL, got {type(model).__name__}.")
+    adapter = detect_family(model.model)
+    name = type(model.model).__name__
+    if adapter.video:
+        raise UnsupportedModelError(
+            f"{node} does not run video models ({adapter.display_name}, {name}): its swin shift and frequency split "
+            "act on the image plane only and the official code defines nothing for a time axis. Use DyPE / "
+            "SEGA in one pass for high-resolution video.")
+    if adapter.name == NUNCHAKU_FLUX.name:
+        raise UnsupportedModelError(
+            f"{node} does not run Nunchaku FLUX yet ({name}): the cascade reads FLUX.1's distilled guidance and its "
+            "official schedule from ComfyUI's own Flux model and builds the official stage table from ComfyUI's "
+            "EmbedND, none of which Nunchaku's quantized transformer has. Use DyPE / SEGA in one pass with Nunchaku "
+            "FLUX, or the cascade with a BF16 / FP8 FLUX.1 checkpoint.")
+    if adapter.pixel_space:
+        raise UnsupportedModelError(
+            f"{node} does not run pixel-space models ({adapter.display_name}, {name}): the official swin shift "
+            "moves the patch grid by one latent pixel (half a token); a pixel-space model has no latent for it.")
+    import comfy.model_sampling
+
+    sampling = model.get_model_object("model_sampling")
+    if not isinstance(sampling, comfy.model_sampling.CONST):
+        raise UnsupportedModelError(
+            f"{node} needs a flow-matching model ({name} samples with {type(sampling).__name__}): its re-noise and "
+            "velocity guidance are written for x = σ·noise + (1 - σ)·x0.")
+    return adapter
+
+
+def trained_grid(adapter: FamilyAdapter, model) -> tuple[float, float]:
+    """The family's trained token rows and columns (its trained size, from the adapter's cited facts)."""
+    return adapter.bound(model.model).base_grid(0.0)
+
+
+def trained_image_tokens(adapter: FamilyAdapter, model) -> float:
+    """The family's trained image tokens (rows x cols of its trained size)."""
+    rows, cols = trained_grid(adapter, model)
+    return rows * cols
