@@ -22,24 +22,26 @@ DEC_LO, DEC_HI = (R2, R2), (-R2, R2)  # pywt.Wavelet('haar').dec_lo / dec_hi
 REC_LO, REC_HI = (R2, R2), (R2, -R2)
 
 
-def omega(dim: int, theta: float, ntk_factor: float, seq_length: int) -> torch.Tensor:
-    """transformer_flux.rope's frequencies: NTK, then the clip against position interpolation (ntk_clip = True)."""
+def omega(dim: int, theta: float, ntk_factor: float, seq_length: int, trained: int = 64, text: int = 512):
+    """transformer_flux.rope's frequencies: NTK, then the clip against position interpolation (ntk_clip = True).
+    ``trained`` (64: FLUX.1's 1024² in tokens per side) and ``text`` (512) are the official constants; the host
+    tests pass a small trained grid."""
     scale = torch.arange(0, dim, 2, dtype=F64) / dim
     out = 1.0 / ((theta * ntk_factor) ** scale)
-    inter = 1.0 / (theta**scale) / math.sqrt((seq_length - 512) / 64**2)
+    inter = 1.0 / (theta**scale) / math.sqrt((seq_length - text) / trained**2)
     return torch.max(out, inter)
 
 
-def text_duplication(txt_ids: torch.Tensor, img_rows: int, img_cols: int) -> torch.Tensor:
+def text_duplication(txt_ids: torch.Tensor, img_rows: int, img_cols: int, trained: int = 64) -> torch.Tensor:
     """transformer_flux.forward's text duplication of the ids: copies i, j moved by i·64, j·64."""
-    scale_h = max(1, int(img_rows // 64))
-    scale_w = max(1, int(img_cols // 64))
+    scale_h = max(1, int(img_rows // trained))
+    scale_w = max(1, int(img_cols // trained))
     out = []
     for i in range(scale_h):
         for j in range(scale_w):
             ids = txt_ids.clone()
-            ids[:, :, 1] = txt_ids[:, :, 1] + i * 64
-            ids[:, :, 2] = txt_ids[:, :, 2] + j * 64
+            ids[:, :, 1] = txt_ids[:, :, 1] + i * trained
+            ids[:, :, 2] = txt_ids[:, :, 2] + j * trained
             out.append(ids)
     return torch.cat(out, 1)
 
