@@ -1,4 +1,4 @@
-"""The table of bad values (issue 34): every input of the four nodes given something no widget would let through,
+"""The table of bad values (issues 34, 35): every input of the five nodes given something no widget would let through,
 each with a piece of the rule its one error must name. tests/test_bad_values*.py run every row from Python, and
 through ComfyUI's own ``validate_prompt`` and executor where ComfyUI passes the value on as it is.
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 NAN, INF = math.nan, math.inf
 NODES = {"dype": "DyPE Patch Model", "sega": "SEGA Attention", "preview": "DyPE Schedule Preview",
-         "hiflow": "HiFlow Cascade"}
+         "hiflow": "HiFlow Cascade", "imax": "I-Max Cascade"}
 
 
 @dataclass(frozen=True)
@@ -118,4 +118,22 @@ HIFLOW = [
     Bad("hiflow", "sharpen", -1, "from 0 to 4"), Bad("hiflow", "sharpen", NAN, "from 0 to 4"),
     Bad("hiflow", "sharpen", INF, "from 0 to 4"), Bad("hiflow", "schedule", "shift 3", _ONE_OF),
 ]
-CASES = DYPE + SEGA + PREVIEW + HIFLOW
+IMAX = [
+    Bad("imax", "seed", -1, "from 0 to 18446744073709551615"), Bad("imax", "steps", 1, "from 2 to 200"),
+    Bad("imax", "cfg", NAN, "from 0 to 30"), Bad("imax", "denoise", 0, "from 0.01 to 1"),
+    Bad("imax", "scales", "4, 2", "must grow"), Bad("imax", "scales", "1", "> 1 and at most 16"),
+    Bad("imax", "scales", "1.0001", "not larger than the 4 x 4 before it"), Bad("imax", "scales", "x", _LIST),
+    Bad("imax", "stage_steps", "0", "whole numbers from 1 to 200"),
+    Bad("imax", "stage_steps", "30, 30", "has 2 values for 1 stages"),
+    Bad("imax", "stage_guidance", "nan", "from 0 to 100"),
+    Bad("imax", "base_shift", -1.0, "from 0 to 100"), Bad("imax", "base_shift", INF, "from 0 to 100"),
+    Bad("imax", "base_shift", "3", "from 0 to 100", prompt=False),
+    Bad("imax", "stage_shift", "-6", "from 0 to 100"), Bad("imax", "stage_shift", "nan", "from 0 to 100"),
+    Bad("imax", "ntk_factor", "0", "> 0 and at most 1000"), Bad("imax", "ntk_factor", "inf", "> 0 and at most 1000"),
+    Bad("imax", "proportional_attention", "False", _FLAG, prompt=False),
+    Bad("imax", "text_duplication", "False", _FLAG, prompt=False), Bad("imax", "swin", 1, _FLAG, prompt=False),
+    Bad("imax", "guidance_schedule", "cosine", _ONE_OF), Bad("imax", "guidance_schedule", None, _ONE_OF),
+    Bad("imax", "wavelet_level", 0, "from 1 to 10"), Bad("imax", "wavelet_level", 11, "from 1 to 10"),
+    Bad("imax", "wavelet_level", 1.5, "a whole number", prompt=False),
+]
+CASES = DYPE + SEGA + PREVIEW + HIFLOW + IMAX

@@ -46,13 +46,18 @@ def prompt_for(node: str) -> dict:
             family="flux", width=512, height=512, steps=2, shift=0.0, method="yarn", dynamic=True, lambda_t=2.0,
             lambda_s=2.0, base_resolution=0, sega=False)},
             "6": {"class_type": "PreviewImage", "inputs": {"images": [OUR_NODE, 0]}}}
+    wired = dict(model=["1", 0], positive=["4", 0], negative=["4", 0], vae=["8", 0], latent=["5", 0], seed=0, steps=4,
+                 cfg=1.0, denoise=1.0, proportional_attention=True, swin=True)
+    if node == "imax":
+        inputs = dict(wired, scales="4", stage_steps="3", stage_guidance="7", base_shift=3.0, stage_shift="6",
+                      ntk_factor="10", text_duplication=True, guidance_schedule="cosine_decay", wavelet_level=1)
+    else:
+        inputs = dict(wired, scales="2, 4", stage_steps="2, 1", stage_guidance="4.5, 6", alphas="1.0, 0.25",
+                      betas="0.5, 0.5", filter_ratio="0.2, 0.2", ntk_factor="10, 10", sharpen=1.0)
+    node_id = "DyPESEGA_ImaxCascade" if node == "imax" else "DyPESEGA_HiFlowCascade"
     return {**_loaders(), "8": {"class_type": "DyPESEGATest_TinyEncodingVAELoader",
                                 "inputs": {"family": "flux", "seed": 0}},
-            OUR_NODE: {"class_type": "DyPESEGA_HiFlowCascade", "inputs": dict(
-                model=["1", 0], positive=["4", 0], negative=["4", 0], vae=["8", 0], latent=["5", 0], seed=0, steps=4,
-                cfg=1.0, denoise=1.0, scales="2, 4", stage_steps="2, 1", stage_guidance="4.5, 6", alphas="1.0, 0.25",
-                betas="0.5, 0.5", filter_ratio="0.2, 0.2", ntk_factor="10, 10", proportional_attention=True,
-                swin=True, sharpen=1.0)},
+            OUR_NODE: {"class_type": node_id, "inputs": inputs},
             "7": {"class_type": "DyPESEGATest_TinyLatentStats", "inputs": {"samples": [OUR_NODE, 0]}}}
 
 

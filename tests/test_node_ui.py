@@ -1,4 +1,4 @@
-"""What the frontend gets from the four nodes beyond their inputs (issues 26, 33): search aliases and advanced inputs
+"""What the frontend gets from the five nodes beyond their inputs (issues 26, 33): search aliases and advanced inputs
 where the host's V3 API has them (detected from its classes, as the nodes do), a help page per node in the pack's
 WEB_DIRECTORY, a tooltip on every input that says what it does, and a preview graph saved with an internal family
 id that still validates and runs."""
@@ -14,7 +14,8 @@ import pytest
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
 
-NODE_IDS = ("DyPESEGA_PatchModel", "DyPESEGA_SEGAAttention", "DyPESEGA_SchedulePreview", "DyPESEGA_HiFlowCascade")
+NODE_IDS = ("DyPESEGA_PatchModel", "DyPESEGA_SEGAAttention", "DyPESEGA_SchedulePreview", "DyPESEGA_HiFlowCascade",
+            "DyPESEGA_ImaxCascade")
 #: What a beginner does not need on a first run: folded away where the frontend can (the issue's list).
 ADVANCED = {
     "DyPESEGA_PatchModel": {"lambda_t", "lambda_s", "yarn_thresholds"},
@@ -24,6 +25,9 @@ ADVANCED = {
     # everything but model, conditioning, vae, latent, seed, steps, cfg, denoise and stage_model (issue 33)
     "DyPESEGA_HiFlowCascade": {"scales", "stage_steps", "stage_guidance", "alphas", "betas", "filter_ratio",
                                "ntk_factor", "proportional_attention", "swin", "sharpen", "schedule"},
+    "DyPESEGA_ImaxCascade": {"scales", "stage_steps", "stage_guidance", "base_shift", "stage_shift", "ntk_factor",
+                             "proportional_attention", "text_duplication", "swin", "guidance_schedule",
+                             "wavelet_level"},
 }
 #: Words a user searching the node library types for this pack (issue 26), each node found by all of them.
 SEARCH_WORDS = ("4K", "upscale", "high resolution", "extrapolation", "DyPE", "SEGA", "YaRN", "NTK")
@@ -104,24 +108,29 @@ def test_each_help_page_names_every_input_and_its_pictures_exist(registry, node_
         assert (HELP_DIR / picture).is_file(), picture
 
 
-def test_the_cascades_list_inputs_say_their_form(registry):
+@pytest.mark.parametrize(("node_id", "lists"), [("DyPESEGA_HiFlowCascade", "HIFLOW_LISTS"),
+                                               ("DyPESEGA_ImaxCascade", "IMAX_LISTS")])
+def test_the_cascades_list_inputs_say_their_form(registry, node_id, lists):
     """Each per-stage list's tooltip says one entry per stage and the separator (the rule's own words)."""
     rules = host.pack_submodule("nodes.inputs.cascade")
-    inputs = _inputs(registry.NODE_CLASS_MAPPINGS["DyPESEGA_HiFlowCascade"])
-    for rule in rules.HIFLOW_LISTS:
+    inputs = _inputs(registry.NODE_CLASS_MAPPINGS[node_id])
+    for rule in getattr(rules, lists):
         assert "one per stage, separated by ','" in inputs[rule.name]["tooltip"], rule.name
         assert rule.entry.bounds() in inputs[rule.name]["tooltip"], rule.name
+        assert inputs[rule.name]["default"] == rule.default, rule.name
 
 
-def test_the_cascade_help_picture_is_the_cascade_at_the_nodes_defaults():
-    """Redrawn from the input definitions it must be the committed picture (pixel for pixel)."""
+@pytest.mark.parametrize("drawing", ["hiflow_picture", "imax_picture"])
+def test_the_cascade_help_pictures_are_the_cascades_at_the_nodes_defaults(drawing):
+    """Redrawn from the input definitions each must be the committed picture (pixel for pixel)."""
+    import importlib
     import io
 
-    from headless import hiflow_picture
     from PIL import Image, ImageChops
 
-    committed = Image.open(hiflow_picture.PICTURE).convert("RGB")
-    fresh = Image.open(io.BytesIO(hiflow_picture.picture_bytes())).convert("RGB")
+    module = importlib.import_module(f"headless.{drawing}")
+    committed = Image.open(module.PICTURE).convert("RGB")
+    fresh = Image.open(io.BytesIO(module.picture_bytes())).convert("RGB")
     assert ImageChops.difference(committed, fresh).getbbox() is None, "stale: run tests/headless/make_workflows.py"
 
 
