@@ -120,5 +120,7 @@ def test_one_part_alone_prints_its_figures(tmp_path):
     assert "| FLOPs of those model calls on the tiny model, GFLOP (counted) |" in result.stdout
     assert "| the same calls, CPU time of this process, s (a second clock) |" in result.stdout  # the test host: CPU
     lines = summary.read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 2 and lines[1].startswith("HiFlow vs one pass, tiny FLUX 32² -> 128²: model-call time "), lines
-    assert "(CPU time " in lines[1] and "beside the tiny model's FLOPs" in lines[1]
+    assert len(lines) == 3 and lines[1].startswith("HiFlow vs one pass, tiny FLUX 32² -> 128²: model-call time "), lines
+    assert lines[2].startswith("I-Max vs one pass, tiny FLUX 32² -> 128²: model-call time "), lines
+    assert all("(CPU time " in line and "beside the tiny model's FLOPs" in line for line in lines[1:])
+    assert "| measure | one pass | HiFlow | HiFlow/one pass | I-Max | I-Max/one pass |" in result.stdout

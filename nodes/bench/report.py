@@ -79,41 +79,52 @@ def memory_summary(case: Case, peaks: dict[str, Peak]) -> list[str]:
 
 
 def hiflow_lines(side: int, runs: int, row: dict, cpu: bool) -> list[str]:
-    one, cascade = row["one pass"], row["HiFlow"]
+    """The cascades' table: one pass, HiFlow and I-Max side by side, each cascade's ratio to the one pass."""
+    one, cascades = row["one pass"], [(name, row[name]) for name in ("HiFlow", "I-Max")]
     case = (f"tiny FLUX {side}² -> {side * 4}² (4x), official defaults: one pass 30 steps at {side * 4}², HiFlow "
-            f"30 + 16 + 10")
+            f"30 + 16 + 10, I-Max 30 + 30 from noise")
 
     def line(label: str, key: str, scale: float = 1.0, digits: int = 1) -> str:
-        a, b = one[key] / scale, cascade[key] / scale
-        ratio = f"{b / a:.3f}" if a else "–"
-        return f"| {label} | {a:.{digits}f} | {b:.{digits}f} | {ratio} |"
+        a = one[key] / scale
+        cells = [f"{a:.{digits}f}"]
+        for _, cascade in cascades:
+            b = cascade[key] / scale
+            cells += [f"{b:.{digits}f}", f"{b / a:.3f}" if a else "–"]
+        return f"| {label} | " + " | ".join(cells) + " |"
 
-    total = (cascade["flops"] + cascade["vae_flops"]) / (one["flops"] + one["vae_flops"])
-    return ["", f"HiFlow cascade vs one pass ({case}; FLOPs for FLUX.1-dev, 57 blocks, width 3072, 512 text tokens, "
-            "and its VAE, at 1024² -> 4096²):", "", "| measure | one pass | HiFlow | HiFlow/one pass |",
-            "|---|---|---|---|",
+    def total(route: dict) -> float:
+        return route["flops"] + route["vae_flops"]
+
+    counts = " | ".join(f"{c['calls']} / {c['vae_passes']} | –" for _, c in cascades)
+    totals = " | ".join(f"{total(c) / 1e15:.1f} | {total(c) / total(one):.3f}" for _, c in cascades)
+    return ["", f"HiFlow and I-Max cascades vs one pass ({case}; FLOPs for FLUX.1-dev, 57 blocks, width 3072, 512 "
+            "text tokens (I-Max: 512 per prompt copy), and its VAE, at 1024² -> 4096²):", "",
+            "| measure | one pass | HiFlow | HiFlow/one pass | I-Max | I-Max/one pass |", "|---|---|---|---|---|---|",
             line(f"time end to end, s (median of {runs}, tiny model and tiny VAE)", "seconds"),
             line("of it inside the model calls, s", "model_seconds"),
             *([line("the same calls, CPU time of this process, s (a second clock)", "model_cpu_seconds")] if cpu else []),
             line("FLOPs of those model calls on the tiny model, GFLOP (counted)", "tiny_flops", 1e9),
             line("of it in the VAE passes, s", "vae_seconds"),
             line("end to end without the VAE passes, s", "no_vae_seconds"),
-            f"| model calls / VAE passes | {one['calls']} / {one['vae_passes']} | {cascade['calls']} / "
-            f"{cascade['vae_passes']} | – |",
+            f"| model calls / VAE passes | {one['calls']} / {one['vae_passes']} | {counts} |",
             line("FLOPs of the model calls at FLUX.1-dev size, PFLOP", "flops", 1e15),
             line("FLOPs of the VAE passes at the FLUX VAE's size, PFLOP", "vae_flops", 1e15, 2),
-            f"| FLOPs in all, PFLOP | {(one['flops'] + one['vae_flops']) / 1e15:.1f} | "
-            f"{(cascade['flops'] + cascade['vae_flops']) / 1e15:.1f} | {total:.3f} |"]
+            f"| FLOPs in all, PFLOP | {total(one) / 1e15:.1f} | {totals} |"]
 
 
-def hiflow_summary(side: int, runs: int, row: dict, cpu: bool) -> str:
-    one, cascade = row["one pass"], row["HiFlow"]
+def hiflow_summary(side: int, runs: int, row: dict, cpu: bool) -> list[str]:
+    """One line per cascade (HiFlow, then I-Max) against the one pass."""
+    one = row["one pass"]
+    lines = []
+    for name in ("HiFlow", "I-Max"):
+        cascade = row[name]
 
-    def ratio(key: str) -> float:
-        return cascade[key] / one[key]
+        def ratio(key: str, cascade=cascade) -> float:
+            return cascade[key] / one[key]
 
-    second = f" (CPU time {ratio('model_cpu_seconds'):.3f})" if cpu else ""
-    return (f"HiFlow vs one pass, tiny FLUX {side}² -> {side * 4}²: model-call time {ratio('model_seconds'):.3f}"
-            f"{second} beside the tiny model's FLOPs {ratio('tiny_flops'):.3f}; end to end {ratio('seconds'):.3f} (VAE "
-            f"{100 * cascade['vae_seconds'] / cascade['seconds']:.0f} % of the cascade); FLUX.1-dev model FLOPs "
-            f"{ratio('flops'):.3f} (medians of {runs})")
+        second = f" (CPU time {ratio('model_cpu_seconds'):.3f})" if cpu else ""
+        lines.append(f"{name} vs one pass, tiny FLUX {side}² -> {side * 4}²: model-call time "
+                     f"{ratio('model_seconds'):.3f}{second} beside the tiny model's FLOPs {ratio('tiny_flops'):.3f}; end "
+                     f"to end {ratio('seconds'):.3f} (VAE {100 * cascade['vae_seconds'] / cascade['seconds']:.0f} % of "
+                     f"the cascade); FLUX.1-dev model FLOPs {ratio('flops'):.3f} (medians of {runs})")
+    return lines

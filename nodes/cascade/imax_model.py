@@ -61,7 +61,7 @@ def _holding(call: ImaxCall) -> Iterator[None]:
 class ImaxStageEmbedder(torch.nn.Module):
     """Stands in for ComfyUI's EmbedND on the stage clone: I-Max's frequencies on every axis, every row times the
     proportional temperature m (q·k scales by m² = sqrt(log_T N), N the call's tokens), the copies' text rows
-    moved. It holds the original (unused: the table is rebuilt from the ids) and four numbers."""
+    moved. It holds the original (used as it is outside the clone's calls) and four numbers."""
 
     def __init__(self, original: torch.nn.Module, factor: float, trained: tuple[float, float],
                  proportional: bool, pe_unsqueeze_dim: int) -> None:
@@ -76,9 +76,8 @@ class ImaxStageEmbedder(torch.nn.Module):
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         call = getattr(_CALL, "value", None)
-        if call is None:
-            raise RuntimeError("I-Max Cascade: its stage model was called outside a stage step (the call's grid is "
-                               "unknown). The stage model belongs to one cascade run; do not sample it elsewhere.")
+        if call is None:  # a call that did not come through the clone's wrapper (the object patch outlives a run
+            return self.original(ids)  # until ComfyUI loads another clone): the model's own table
         copies = call.copies[0] * call.copies[1]
         if copies > 1:
             text = copies * call.text_tokens
