@@ -16,7 +16,7 @@ from .hiflow_model import official_stage_model
 from .method import StageContext, StagePlan
 from .predictions import Predictions
 from .schedule import base_schedule
-from .settings import NODE, HiFlowSettings
+from .settings import HiFlowSettings
 from .upscale import upscaled_latent
 
 
@@ -71,8 +71,8 @@ class HiFlowMethod:
 
     keeps_predictions = True
 
-    def __init__(self, settings: HiFlowSettings, stage_models: StageModels | None = None, node: str = NODE) -> None:
-        self.settings, self.stage_models, self.node = settings, stage_models, node
+    def __init__(self, settings: HiFlowSettings, stage_models: StageModels | None = None) -> None:
+        self.settings, self.stage_models, self.node = settings, stage_models, settings.node
 
     def base_sigmas(self, model, adapter: FamilyAdapter, samples: torch.Tensor) -> torch.Tensor:
         return base_schedule(model, adapter, self.settings.steps, samples, self.settings.schedule)

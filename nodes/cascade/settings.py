@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import ClassVar
 
 from ..inputs import cascade as inputs
 
@@ -20,7 +21,10 @@ _FLAGS = (inputs.PROPORTIONAL_ATTENTION, inputs.SWIN)
 @dataclass(frozen=True)
 class HiFlowSettings:
     """Everything one cascade needs besides models, conditioning and the seed. Lists are per stage: give them as
-    tuples or as the node's text ("2, 4"); they are stored as tuples."""
+    tuples or as the node's text ("2, 4"); they are stored as tuples. A rule built on HiFlow's (HRDiT's) subclasses
+    it with its own ``node`` (the name its errors start with) and defaults."""
+
+    node: ClassVar[str] = NODE
 
     steps: int = inputs.STEPS.default
     denoise: float = inputs.DENOISE.default
@@ -38,12 +42,12 @@ class HiFlowSettings:
     schedule: str = inputs.SCHEDULE.initial  # nodes/cascade/schedule.py
 
     def __post_init__(self) -> None:
-        checked = {rule.name: rule.check(getattr(self, rule.name), NODE) for rule in (*_NUMBERS, *_FLAGS)}
-        checked["schedule"] = inputs.SCHEDULE.check(self.schedule, NODE)
-        scales = inputs.SCALES.parse(self.scales, NODE)
+        checked = {rule.name: rule.check(getattr(self, rule.name), self.node) for rule in (*_NUMBERS, *_FLAGS)}
+        checked["schedule"] = inputs.SCHEDULE.check(self.schedule, self.node)
+        scales = inputs.SCALES.parse(self.scales, self.node)
         checked["scales"] = scales
         for rule in inputs.HIFLOW_LISTS[1:]:
-            checked[rule.name] = rule.parse(getattr(self, rule.name), NODE, len(scales), counted_by="scales")
+            checked[rule.name] = rule.parse(getattr(self, rule.name), self.node, len(scales), counted_by="scales")
         for name, value in checked.items():
             object.__setattr__(self, name, value)
         self._check_together()
@@ -56,14 +60,14 @@ class HiFlowSettings:
 
     def _check_together(self) -> None:
         if any(later <= earlier for earlier, later in pairwise(self.scales)):
-            raise ValueError(f"{NODE}: 'scales' must grow from stage to stage (each stage larger than the one before, "
+            raise ValueError(f"{self.node}: 'scales' must grow from stage to stage (each stage larger than the one before, "
                              f"x the input latent's size); got {self.scales}.")
         ran = self.base_steps_run
         for index, steps in enumerate(self.stage_steps):
             if steps > ran:
                 why = f"the {ran} base steps that denoise {self.denoise} runs" if ran < self.steps else \
                     f"the {self.steps} base steps"
-                raise ValueError(f"{NODE}: 'stage_steps' {self.stage_steps}: stage {index + 1} has {steps} steps, but "
+                raise ValueError(f"{self.node}: 'stage_steps' {self.stage_steps}: stage {index + 1} has {steps} steps, but "
                                  f"a stage runs the tail of the base schedule and can use at most {why}. Lower "
                                  "'stage_steps' or raise 'denoise' / 'steps'.")
 
