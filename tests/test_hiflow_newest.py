@@ -1,5 +1,5 @@
 """The HiFlow cascade on the models no host here has, on their stand-ins. Qwen-Image 2.1
-(tests/qwen_image21_standin.py): HiFlow's family rule (nodes/hiflow/families.py: an image family of the pack, flow
+(tests/qwen_image21_standin.py): HiFlow's family rule (nodes/cascade/families.py: an image family of the pack, flow
 matching, a VAE latent) takes it; its prefix cache runs in the base pass (the trained size) and in the official stage
 model's passes (one table for a whole pass), and is off in DyPE stages (a table per step). Nunchaku FLUX
 (tests/nunchaku_flux_standin.py) is refused by name: the cascade reads FLUX.1's distilled guidance and schedule from
@@ -35,7 +35,9 @@ def qwen21_vae():
 
 
 def test_hiflows_family_rule_takes_qwen_image21_and_refuses_nunchaku_flux_by_name():
-    rule = _pack("nodes.hiflow.families").hiflow_family
+    def rule(model):
+        return _pack("nodes.cascade.families").cascade_family(model, "HiFlow Cascade")
+
     assert rule(qwen_image21_standin.build(0)).name == "qwen_image21"
     with pytest.raises(_pack("nodes.families").UnsupportedModelError,
                        match="does not run Nunchaku FLUX yet.*distilled guidance.*DyPE / SEGA in one pass"):
@@ -46,7 +48,7 @@ def test_hiflows_family_rule_takes_qwen_image21_and_refuses_nunchaku_flux_by_nam
 def test_qwen_image21_cascade_keeps_the_cache_exact(stages):
     """Base pass at the trained size and the official stage model (theta x 10 and one temperature: the same table
     at every step of a pass): the cache is filled once per pass and read. DyPE in the stages: off there."""
-    hiflow = _pack("nodes.hiflow")
+    hiflow = _pack("nodes.cascade")
     model, log = with_cache_log(qwen_image21_standin.build(0))
     stage, stage_log = with_cache_log(dype(model, base_px=2 * 16)) if stages == "dype" else (None, None)
     out = hiflow.run_cascade(model, tiny_models.qwen_cond(7, 1), tiny_models.qwen_cond(5, 2), qwen21_vae(),
