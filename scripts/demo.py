@@ -26,12 +26,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 WORKFLOWS = ROOT / "workflows"
 # The default is checked by tests/test_demo.py and run by .ci/run: a renamed workflow fails CI, not a newcomer.
 DEFAULT_WORKFLOW = "04 DyPE + SEGA 4K 4096px FLUX.1-Krea-dev"
-KINDS = ("one pass", "HiFlow from a prompt", "HiFlow from an image", "editing", "video")
+KINDS = ("one pass", "HiFlow from a prompt", "HiFlow from an image", "I-Max from a prompt", "editing", "video")
 # One of each, all on both hosts (tests/test_demo.py checks each kind). Editing: Kontext, as Qwen-Image-Edit's text
 # encoder node scales its reference to 1 Mpx (13 s instead of 2 s on tiny models, 2 cores).
-EACH_KIND = {"one pass": "04", "HiFlow from a prompt": "26", "HiFlow from an image": "28", "editing": "30",
-             "video": "24"}
-HIFLOW = "DyPESEGA_HiFlowCascade"
+EACH_KIND = {"one pass": "04", "HiFlow from a prompt": "26", "HiFlow from an image": "28", "I-Max from a prompt": "35",
+             "editing": "30", "video": "24"}
+HIFLOW, IMAX = "DyPESEGA_HiFlowCascade", "DyPESEGA_ImaxCascade"
 
 
 def kind_of(workflow: dict) -> str:
@@ -41,6 +41,8 @@ def kind_of(workflow: dict) -> str:
         return "video"
     if HIFLOW in types:
         return "HiFlow from an image" if "LoadImage" in types else "HiFlow from a prompt"
+    if IMAX in types:
+        return "I-Max from a prompt"
     return "editing" if "LoadImage" in types else "one pass"
 
 
@@ -102,10 +104,10 @@ def _describe(prompt: dict, tiny: dict, plan) -> list[str]:
         kind, real, small = node["class_type"], node["inputs"], tiny[node_id]["inputs"]
         if "width" in real and "height" in real and "width" in small:
             lines.append(f"{kind}: {real['width']}x{real['height']} -> {small['width']}x{small['height']} px")
-        if kind == HIFLOW:
+        if kind in (HIFLOW, IMAX):
             lines.append(f"{kind}: scales {real['scales']}, base {small['steps']} steps (workflow: {real['steps']}), "
                          f"stages {small['stage_steps']} steps (workflow: {real['stage_steps']}), denoise "
-                         f"{real['denoise']}, {real['schedule']}")
+                         f"{real['denoise']}, {real.get('schedule', real.get('guidance_schedule'))}")
         elif kind.startswith("DyPESEGA_"):
             shown = {k: v for k, v in small.items() if not isinstance(v, list)}
             lines.append(f"{kind}: {shown} (base_resolution {real['base_resolution']} in the workflow)")
@@ -127,7 +129,7 @@ def write_schedule_preview(out_dir: Path, prompt: dict, family: str, name: str) 
     latent = next((nodes[k] for k in LATENT_NODES if k in nodes), None)
     dype, sampler = nodes.get("DyPESEGA_PatchModel", {}), nodes.get("KSampler")
     sega = nodes.get("DyPESEGA_SEGAAttention")
-    if latent is None or sampler is None or HIFLOW in nodes:  # video, HiFlow: no single image schedule to draw
+    if latent is None or sampler is None or HIFLOW in nodes or IMAX in nodes:  # video, cascades: no single schedule
         return None
     preview, rope = host.pack_submodule("nodes.schedule_preview"), host.pack_submodule("rope")
     spectral = host.pack_submodule("spectral")

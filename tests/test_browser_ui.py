@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 
 import pytest
-from headless import browser, hiflow_workflows, make_workflows, nodes2, runner
+from headless import browser, hiflow_workflows, imax_workflows, make_workflows, nodes2, runner
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "out" / "browser" / "ui"
 WORKFLOWS = sorted(runner.WORKFLOWS_DIR.glob("*.json"))
@@ -37,7 +37,9 @@ HELP_WORKFLOW = "04 DyPE + SEGA 4K 4096px FLUX.1-Krea-dev.json"  # has both of t
 HELP_PAGES = [(HELP_WORKFLOW, "DyPESEGA_PatchModel", "DyPE Patch Model", "DyPESEGA_schedule.jpg"),
               (HELP_WORKFLOW, "DyPESEGA_SEGAAttention", "SEGA Attention", "DyPESEGA_schedule.jpg"),
               (make_workflows.shipped(hiflow_workflows.FLUX_HIFLOW), "DyPESEGA_HiFlowCascade", "HiFlow Cascade",
-               "DyPESEGA_HiFlowCascade.png")]
+               "DyPESEGA_HiFlowCascade.png"),
+              (make_workflows.shipped(imax_workflows.FLUX_IMAX), "DyPESEGA_ImaxCascade", "I-Max Cascade",
+               "DyPESEGA_ImaxCascade.png")]
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ import pytest
 from headless import (
     graph,
     hiflow_workflows,
+    imax_workflows,
     make_workflows,
     newest_workflows,
     paper_workflows,
@@ -31,9 +32,12 @@ WORKFLOWS = sorted(runner.WORKFLOWS_DIR.glob("*.json"))
 SHIPPED = {make_workflows.shipped(key) for key in (
     make_workflows.FLUX_DEV_4096, make_workflows.FLUX_KREA_SEGA, make_workflows.FLUX_KREA_4096, make_workflows.QWEN_4096,
     make_workflows.FLUX_DEV_UHD, *(spec.file for spec in make_workflows.SPECS), *video_workflows.NAMES,
-    *paper_workflows.NAMES, *hiflow_workflows.NAMES, *newest_workflows.NAMES)}
+    *paper_workflows.NAMES, *hiflow_workflows.NAMES, *newest_workflows.NAMES, *imax_workflows.NAMES)}
 VIDEO_FILES = {make_workflows.shipped(name) for name in video_workflows.NAMES}
-CASCADE_FILES = {make_workflows.shipped(name) for name in hiflow_workflows.NAMES}  # HiFlow: no KSampler, 4x out
+# The cascades (HiFlow, I-Max): no KSampler, 4x out
+CASCADE_NODES = {**{make_workflows.shipped(n): hiflow_workflows.HIFLOW for n in hiflow_workflows.NAMES},
+                 **{make_workflows.shipped(n): imax_workflows.IMAX for n in imax_workflows.NAMES}}
+CASCADE_FILES = set(CASCADE_NODES)
 IMAGE_WORKFLOWS = [p for p in WORKFLOWS if p.name not in VIDEO_FILES | CASCADE_FILES]  # video: test_video_workflows
 CASCADES = [p for p in WORKFLOWS if p.name in CASCADE_FILES]
 LOADER_FILE_INPUTS = {"UNETLoader": ["unet_name"], "DualCLIPLoader": ["clip_name1", "clip_name2"],
@@ -102,14 +106,14 @@ def test_workflow_parses_and_documents_itself(path: Path):
     assert wf["version"] == 0.4 and wf["nodes"] and wf["links"]
     notes = [n["widgets_values"][0] for n in wf["nodes"] if n["type"] == "MarkdownNote"]
     assert len(notes) == 1
-    ours = [n for n in wf["nodes"] if n["type"] in (*runner.OUR_NODES, hiflow_workflows.HIFLOW)]
+    ours = [n for n in wf["nodes"] if n["type"] in (*runner.OUR_NODES, hiflow_workflows.HIFLOW, imax_workflows.IMAX)]
     assert ours and all(n["properties"]["cnr_id"] == "comfyui-dype-sega" for n in ours)
     assert all(n["properties"]["Node name for S&R"] == n["type"] for n in wf["nodes"] if n["type"] != "MarkdownNote")
     types = {n["type"] for n in wf["nodes"]}
     video = path.name in VIDEO_FILES
     text = next((t for t in ("TextEncodeQwenImageEditPlus", "TextEncodeQwenImage21") if t in types), "CLIPTextEncode")
     cascade = path.name in CASCADE_FILES
-    sampler = hiflow_workflows.HIFLOW if cascade else "KSampler"
+    sampler = CASCADE_NODES[path.name] if cascade else "KSampler"
     assert types >= {"UNETLoader", "VAELoader", text} | (
         {"EmptyHunyuanLatentVideo", "SaveWEBM"} if video else {sampler, "SaveImage"})
     assert not cascade or not types & {"KSampler", "KSamplerAdvanced"}  # the cascade samples every pass itself
@@ -159,12 +163,14 @@ def test_runs_end_to_end_on_tiny_models(path: Path, tmp_path: Path, our_nodes, t
 
 @pytest.mark.parametrize("path", CASCADES, ids=[p.name for p in CASCADES])
 def test_cascade_runs_on_tiny_models_to_four_times_the_base(path: Path, tmp_path: Path, our_nodes):
-    # A HiFlow cascade's output is its last stage: 4x the base latent per side (scales 2, 4), never the latent's size;
-    # the base and every stage run fewer steps, in proportion (the demo's --steps).
+    # A cascade's output is its last stage: 4x the base latent per side (HiFlow's scales 2, 4; I-Max's 4), never the
+    # latent's size; the base and every stage run fewer steps, in proportion (the demo's --steps).
     result, plan = runner.run_workflow_tiny(path, tmp_path, side=256, steps=4)
     assert result.success, result.error()
-    assert plan.scales == [2.0, 4.0] and plan.latent_px == [(64, 64)] and plan.image_px == (256, 256)
-    assert plan.base_steps == (4, 30) and plan.stage_steps == ([2, 1], [16, 10])
+    imax = CASCADE_NODES[path.name] == imax_workflows.IMAX
+    assert plan.scales == ([4.0] if imax else [2.0, 4.0]) and plan.latent_px == [(64, 64)]
+    assert plan.image_px == (256, 256) and plan.base_steps == (4, 30)
+    assert plan.stage_steps == (([4], [30]) if imax else ([2, 1], [16, 10]))
     (stats,) = result.stats
     assert stats["shape"] == [1, 256, 256, 3]
     assert stats["finite"] and stats["std"] > 0

@@ -18,10 +18,13 @@ RECIPES = {
     "sega": ("published SEGA recipe", (190, 84, 0)),
     "hiflow": ("HiFlow cascade", (118, 66, 160)),
     "hiflow+dype+sega": ("HiFlow + DyPE + SEGA · ours", (22, 122, 88)),
+    "imax": ("I-Max cascade", (22, 110, 130)),
 }
 BAND = 156  # px: the recipe's coloured band at the top
 HIFLOW = "DyPESEGA_HiFlowCascade"
-# HiFlow Cascade's widgets in order (seed, its control, steps, cfg, denoise, scales, ...): the ones a card reads
+#: The cascade nodes: the recipe (and the chain's label) of a card whose graph has one.
+CASCADES = {HIFLOW: ("hiflow", "HiFlow"), "DyPESEGA_ImaxCascade": ("imax", "I-Max")}
+# The cascades' widgets in order (seed, its control, steps, cfg, denoise, scales, ...): the ones a card reads
 HIFLOW_STEPS, HIFLOW_CFG, HIFLOW_DENOISE, HIFLOW_SCALES, HIFLOW_STAGE_STEPS = 2, 3, 4, 5, 6
 THUMB = 768  # px, square like the browser's cards (shown about 250 px wide: type below 30 px is not readable)
 
@@ -36,8 +39,9 @@ def card_facts(workflow: dict[str, Any]) -> dict[str, Any]:
     heading = next(n for n in nodes if n["type"] == "MarkdownNote")["widgets_values"][0].splitlines()[0]
     model = re.sub(r" \(.*\)$", "", heading.removeprefix("# ").split(" · ")[0])  # "(Zeta-Chroma)": in the note
     dype, sega = by_type.get("DyPESEGA_PatchModel"), by_type.get("DyPESEGA_SEGAAttention")
-    if HIFLOW in by_type:
-        return _cascade_facts(workflow, model, by_type)
+    cascade = next((node for node in CASCADES if node in by_type), None)
+    if cascade is not None:
+        return _cascade_facts(workflow, model, by_type, cascade)
     recipe = "dype+sega" if dype and sega else "dype" if dype else "sega"
     video = "EmptyHunyuanLatentVideo" in by_type
     width, height, *rest = next(by_type[t] for t in (*LATENT_NODES, "EmptyHunyuanLatentVideo") if t in by_type)
@@ -63,22 +67,24 @@ def card_facts(workflow: dict[str, Any]) -> dict[str, Any]:
             "sampler": sampler, "guidance": by_type.get("FluxGuidance", [None])[0], "models": len(unets)}
 
 
-def _cascade_facts(workflow: dict[str, Any], model: str, by_type: dict[str, list]) -> dict[str, Any]:
-    """A HiFlow cascade's card: base size (the latent, or the image scale), final size = base x the last scale,
-    the base pass's steps and the stages' steps; its sampler is the cascade's own Euler."""
+def _cascade_facts(workflow: dict[str, Any], model: str, by_type: dict[str, list], node: str) -> dict[str, Any]:
+    """A cascade's card: base size (the latent, or the image scale), final size = base x the last scale, the base
+    pass's steps and the stages' steps; its sampler is the cascade's own Euler."""
     import host
 
-    widgets = by_type[HIFLOW]
+    widgets = by_type[node]
     base = next((by_type[t][:2] for t in LATENT_NODES if t in by_type), None) or by_type["ImageScale"][1:3]
     scale = float(widgets[HIFLOW_SCALES].split(",")[-1])
     unets = [n["widgets_values"][0] for n in workflow["nodes"] if n["type"] == "UNETLoader"]
     adapter = host.pack_submodule("nodes.families").find_adapter(registry.MODEL_FAMILY[unets[0]])
     short, long = adapter.trained_size(adapter.default_base_px)
-    recipe = "hiflow+dype+sega" if "DyPESEGA_PatchModel" in by_type else "hiflow"
+    method = CASCADES[node][0]
+    recipe = f"{method}+dype+sega" if "DyPESEGA_PatchModel" in by_type else method
     return {"model": model, "recipe": recipe, "size": (round(base[0] * scale), round(base[1] * scale)),
             "frames": None, "trained": (round(long), round(short)), "steps": widgets[HIFLOW_STEPS],
             "cfg": widgets[HIFLOW_CFG], "sampler": "euler", "guidance": by_type.get("FluxGuidance", [None])[0],
-            "models": len(unets), "cascade": (tuple(base), widgets[HIFLOW_STAGE_STEPS], widgets[HIFLOW_DENOISE])}
+            "models": len(unets), "cascade": (tuple(base), widgets[HIFLOW_STAGE_STEPS], widgets[HIFLOW_DENOISE]),
+            "method": CASCADES[node][1]}
 
 
 def _fit_font(draw, text: str, size: int, width: int):
@@ -129,6 +135,8 @@ def _passes(facts: dict[str, Any]) -> str:
     stages = " + ".join(part.strip() for part in stage_steps.split(","))
     if denoise < 1:
         return f"image {w} x {h}, denoise {denoise:g}, stages {stages}"
+    if facts["method"] == "I-Max":
+        return f"{w} x {h} first, then {stages} steps from noise"
     return f"{w} x {h} first, then stages of {stages} steps"
 
 
@@ -140,7 +148,7 @@ def _draw_chain(draw, facts: dict[str, Any], colour: tuple[int, int, int], top: 
     steps = [("model" + twice, False)]
     if "cascade" in facts:  # model [-> DyPE -> SEGA] -> HiFlow -> image
         steps += [("DyPE", True), ("SEGA", True)] if "dype" in facts["recipe"] else []
-        steps += [("HiFlow", True), ("image", False)]
+        steps += [(facts["method"], True), ("image", False)]
     else:
         steps += [("DyPE" + twice, True)] if facts["recipe"] != "sega" else []
         steps += [("SEGA" + twice, True)] if facts["recipe"] != "dype" else []

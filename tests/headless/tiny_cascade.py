@@ -1,5 +1,5 @@
-"""A HiFlow Cascade graph (workflows 26-28) on tiny stand-ins: ``runner.make_tiny``'s route for a graph the cascade
-samples. Its image is the last stage's, so the base is ``side`` / the last scale (256 px out: a 64 px base, stages
+"""A cascade graph (HiFlow: workflows 26-28, I-Max: 35) on tiny stand-ins: ``runner.make_tiny``'s route for a graph
+the cascade samples. Its image is the last stage's, so the base is ``side`` / the last scale (256 px out: a 64 px base, stages
 128 and 256); every pass is shortened in proportion (the base to ``steps``, each stage to its share of them, at
 least one and never more than the base runs), as a user shortens the node's widgets.
 """
@@ -12,6 +12,7 @@ from typing import Any
 
 from .graph import LATENT_NODES
 from .hiflow_workflows import HIFLOW
+from .imax_workflows import IMAX
 from .runner import (
     OUR_NODES,
     STATS_NODE,
@@ -29,8 +30,11 @@ ENCODING_VAE = "DyPESEGATest_TinyEncodingVAELoader"  # the cascade encodes each 
 BASE_SIZE_NODES = (*LATENT_NODES, "ImageScale")  # from a prompt: the empty latent; from an image: its scaling
 
 
+CASCADE_NODES = (HIFLOW, IMAX)  # their widgets shorten alike: steps, scales, stage_steps, denoise
+
+
 def is_cascade(prompt: dict[str, dict[str, Any]]) -> bool:
-    return any(n["class_type"] == HIFLOW for n in prompt.values())
+    return any(n["class_type"] in CASCADE_NODES for n in prompt.values())
 
 
 def numbers(text: str) -> list[float]:
@@ -56,7 +60,7 @@ def make_tiny_cascade(prompt: dict[str, dict[str, Any]], *, side: int = 256, ste
                       base_px: int | None = None) -> tuple[dict[str, dict[str, Any]], TinyCascadePlan]:
     tiny = copy.deepcopy(prompt)
     family = model_family_of(prompt)
-    (cascade,) = [n["inputs"] for n in tiny.values() if n["class_type"] == HIFLOW]
+    (cascade,) = [n["inputs"] for n in tiny.values() if n["class_type"] in CASCADE_NODES]
     scales = numbers(cascade["scales"])
     sizes = [n["inputs"] for n in tiny.values() if n["class_type"] in BASE_SIZE_NODES]
     real_side = max(max(s["width"], s["height"]) for s in sizes)
