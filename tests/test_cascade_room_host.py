@@ -42,8 +42,12 @@ def test_a_rule_on_hiflows_gets_its_stage_models_and_every_calls_stage_step(part
     read = _pack("nodes.rope_patch.stage_step").stage_step
     seen = []  # (stage, step, steps, the embedder's theta) per model call of a stage
 
-    def per_stage(base, adapter, index):
-        clone = hiflow_model.official_stage_model(base, adapter, (4.0, 10.0)[index], True, "Leading Cascade").clone()
+    grids = []
+
+    def per_stage(context):
+        grids.append(context.grid)
+        clone = hiflow_model.official_stage_model(context.model, context.adapter, (4.0, 10.0)[context.index], True,
+                                                  "Leading Cascade").clone()
 
         def record(executor, x, t, c_concat=None, c_crossattn=None, control=None, transformer_options=None, **kw):
             step = read(transformer_options)
@@ -60,6 +64,7 @@ def test_a_rule_on_hiflows_gets_its_stage_models_and_every_calls_stage_step(part
     out = cascade.run_passes(method, model, pos, neg, vae, {"samples": torch.zeros(1, 16, *LATENT)}, 2)
     theta = model.get_model_object("diffusion_model.pe_embedder").theta
     assert seen == [(0, i, 5, theta * 4) for i in range(5)] + [(1, i, 3, theta * 10) for i in range(3)]
+    assert grids == [(8, 8), (16, 16)]  # each stage's latent grid: what HAP's masks are built for
     assert out.latent["samples"].shape[-2:] == (16, 16) and torch.isfinite(out.latent["samples"]).all()
     with pytest.raises(ValueError, match="^Leading Cascade: 'stage_steps' has 3 values for 2 stages"):
         _rule_settings()(stage_steps=(17, 10, 1))

@@ -61,8 +61,9 @@ class HiFlowStep:
         return hf.swin_crop(x) if self.grid is not None and x.shape != self.grid else x
 
 
-#: A stage model by stage: (the base MODEL, its family, the stage's index) -> the MODEL the stage samples.
-StageModels = Callable[[object, FamilyAdapter, int], object]
+#: A stage model by stage: what the room knows when the stage begins (its index, grid, the base MODEL and its family,
+#: ...) -> the MODEL the stage samples.
+StageModels = Callable[[StageContext], object]
 
 
 class HiFlowMethod:
@@ -80,11 +81,12 @@ class HiFlowMethod:
     def first_read(self, index: int) -> int:
         return self.settings.steps - self.settings.stage_steps[index]
 
-    def official_model(self, model, adapter: FamilyAdapter, index: int):
+    def official_model(self, context: StageContext):
         if self.stage_models is not None:
-            return self.stage_models(model, adapter, index)
+            return self.stage_models(context)
         s = self.settings
-        return official_stage_model(model, adapter, s.ntk_factor[index], s.proportional_attention, self.node)
+        return official_stage_model(context.model, context.adapter, s.ntk_factor[context.index],
+                                    s.proportional_attention, self.node)
 
     def stage(self, context: StageContext) -> StagePlan:
         s, index = self.settings, context.index
@@ -93,6 +95,6 @@ class HiFlowMethod:
                                 hf.blur_width(context.seed, index))
         rule = HiFlowStep(context.predictions, self.first_read(index), steps, s.alphas[index], s.betas[index],
                           s.filter_ratio[index], s.swin, record=index < len(s.scales) - 1)
-        return StagePlan(model=context.stage_model or self.official_model(context.model, context.adapter, index),
+        return StagePlan(model=context.stage_model or self.official_model(context),
                          sigmas=hf.stage_sigmas(context.base_sigmas, steps), start=start, rule=rule,
                          guidance=s.stage_guidance[index], seed=hf.stage_seed(context.seed, index + 1))
