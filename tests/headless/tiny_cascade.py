@@ -38,7 +38,7 @@ def is_cascade(prompt: dict[str, dict[str, Any]]) -> bool:
 
 
 def numbers(text: str) -> list[float]:
-    """ "2, 4" -> [2.0, 4.0]: the node's list inputs (nodes/hiflow/settings.py parses them for the run)."""
+    """ "2, 4" -> [2.0, 4.0]: the node's list inputs (nodes/inputs/rules.py parses them for the run)."""
     return [float(part) for part in str(text).replace(";", ",").split(",") if part.strip()]
 
 
