@@ -2,8 +2,7 @@
 (tests/qwen_image21_standin.py): HiFlow's family rule (nodes/cascade/families.py: an image family of the pack, flow
 matching, a VAE latent) takes it; its prefix cache runs in the base pass (the trained size) and in the official stage
 model's passes (one table for a whole pass), and is off in DyPE stages (a table per step). Nunchaku FLUX
-(tests/nunchaku_flux_standin.py) is refused by name: the cascade reads FLUX.1's distilled guidance and schedule from
-ComfyUI's own Flux (a cascade on the stand-in with a DyPE stage model differs from ComfyUI's Flux's for that reason)."""
+(tests/nunchaku_flux_standin.py) is taken too: its cascades are tests/test_nunchaku_flux_cascades.py."""
 
 from __future__ import annotations
 
@@ -34,14 +33,12 @@ def qwen21_vae():
     return vae
 
 
-def test_hiflows_family_rule_takes_qwen_image21_and_refuses_nunchaku_flux_by_name():
+def test_hiflows_family_rule_takes_qwen_image21_and_nunchaku_flux():
     def rule(model):
         return _pack("nodes.cascade.families").cascade_family(model, "HiFlow Cascade")
 
     assert rule(qwen_image21_standin.build(0)).name == "qwen_image21"
-    with pytest.raises(_pack("nodes.families").UnsupportedModelError,
-                       match="does not run Nunchaku FLUX yet.*distilled guidance.*DyPE / SEGA in one pass"):
-        rule(nunchaku_flux_standin.build(0)[0])
+    assert rule(nunchaku_flux_standin.build(0)[0]).name == "nunchaku_flux"
 
 
 @pytest.mark.parametrize("stages", ["official", "dype"])

@@ -3,16 +3,20 @@ adapter.
 
 The rule: an image family of the pack (nodes/families) whose MODEL samples by flow matching (ComfyUI's CONST
 ``model_sampling``: x = σ·noise + (1 - σ)·x0, the interpolation the re-noise and the velocities assume) on a VAE
-latent (Qwen-Image 2.1 included: tests/test_hiflow_newest.py). Nunchaku FLUX is refused by name for now: the
-cascades read FLUX.1's guidance and schedule from ComfyUI's own Flux and build their official stage tables from
-ComfyUI's EmbedND. Video families (the adapter's ``video`` fact) are refused by name (the swin shift and the frequency splits
+latent (Qwen-Image 2.1 included: tests/test_hiflow_newest.py; Nunchaku FLUX too, its guidance read from its
+wrapper and its stage tables handed over in nunchaku's layout: stage_rope.py, tests/test_nunchaku_flux_cascades.py).
+Video families (the adapter's ``video`` fact) are refused by name (the swin shift and the frequency splits
 are 2-D; a time axis would need its own rule), and so are pixel-space models (no VAE latent: the one-pixel swin
 shift is a fraction of a patch of 16-32 pixels, not half a token as in the official codes).
 """
 
 from __future__ import annotations
 
-from ..families import NUNCHAKU_FLUX, FamilyAdapter, UnsupportedModelError, detect_family
+from ..families import FLUX, NUNCHAKU_FLUX, FamilyAdapter, UnsupportedModelError, detect_family
+
+#: FLUX.1 as ComfyUI loads it and as ComfyUI-nunchaku does (its quantized transformer in ComfyUI's ``Flux``): the
+#: official codes' model, whose schedule and text positions (all 0) the cascades' official choices assume.
+FLUX1_FAMILIES = frozenset({FLUX.name, NUNCHAKU_FLUX.name})
 
 
 def cascade_family(model, node: str) -> FamilyAdapter:
@@ -26,12 +30,6 @@ def cascade_family(model, node: str) -> FamilyAdapter:
             f"{node} does not run video models ({adapter.display_name}, {name}): its swin shift and frequency split "
             "act on the image plane only and the official code defines nothing for a time axis. Use DyPE / "
             "SEGA in one pass for high-resolution video.")
-    if adapter.name == NUNCHAKU_FLUX.name:
-        raise UnsupportedModelError(
-            f"{node} does not run Nunchaku FLUX yet ({name}): the cascade reads FLUX.1's distilled guidance and its "
-            "official schedule from ComfyUI's own Flux model and builds the official stage table from ComfyUI's "
-            "EmbedND, none of which Nunchaku's quantized transformer has. Use DyPE / SEGA in one pass with Nunchaku "
-            "FLUX, or the cascade with a BF16 / FP8 FLUX.1 checkpoint.")
     if adapter.pixel_space:
         raise UnsupportedModelError(
             f"{node} does not run pixel-space models ({adapter.display_name}, {name}): the official swin shift "

@@ -11,11 +11,10 @@ import torch
 
 from ...rope.hiflow_stage import ntk_theta, proportional_temperature, trained_attention_tokens
 from ..families import FamilyAdapter, UnsupportedModelError
-from ..families.base import COSMOS_ROPE
 from ..rope_patch.config import read_config
-from ..rope_patch.embedder import describe_module, is_stock_rope_embedder
 from .families import trained_image_tokens
 from .settings import NODE
+from .stage_rope import stage_rope
 
 logger = logging.getLogger(__name__)
 
@@ -51,18 +50,11 @@ def official_stage_model(model, adapter: FamilyAdapter, factor: float, proportio
             f"{node}: the 'model' input ({name}) is already patched by DyPE / SEGA, so the official stage patch "
             "(NTK x factor, proportional attention) would replace theirs. Connect the patched model to "
             "'stage_model' (the stages then use it as it is) and the unpatched one to 'model'.")
-    if adapter.embedder_kind == COSMOS_ROPE:
-        raise UnsupportedModelError(
-            f"{node}: the official stage patch needs an EmbedND-style embedder; {adapter.display_name} ({name}) builds "
-            "its table from the latent's shape. Connect a DyPE / SEGA-patched model to 'stage_model' instead.")
-    original = model.get_model_object(adapter.embedder_attr)
-    if not is_stock_rope_embedder(original, adapter.spatial_axes):
-        raise UnsupportedModelError(
-            f"{node}: {name}.{adapter.embedder_attr} is {describe_module(original)}, not ComfyUI's own EmbedND; "
-            "another node replaced it. Connect that model to 'stage_model' instead.")
+    rope = stage_rope(model, adapter, node)
     clone = model.clone()
     tokens = trained_attention_tokens(trained_image_tokens(adapter, model))
-    clone.add_object_patch(adapter.embedder_attr, HiFlowStageEmbedder(original, factor, tokens, proportional))
+    clone.add_object_patch(adapter.embedder_attr,
+                           rope.fit(HiFlowStageEmbedder(rope.source, factor, tokens, proportional)))
     logger.debug("HiFlow stage model for %s: theta x %s, proportional attention %s (T=%s)", name, factor,
                  proportional, tokens)
     return clone

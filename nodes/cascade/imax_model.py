@@ -22,18 +22,16 @@ from ...rope.hiflow_stage import proportional_temperature, trained_attention_tok
 from ...rope.imax_stage import clip_tokens, duplicated_text_ids, imax_frequencies
 from ...spectral.imax import text_copies
 from ..families import FamilyAdapter, UnsupportedModelError
-from ..families.base import COSMOS_ROPE
 from ..rope_patch.config import read_config
-from ..rope_patch.embedder import describe_module, is_stock_rope_embedder
 from ..rope_patch.scopes import AxisSchedule
 from ..rope_patch.tables import embed_ids
-from .families import trained_grid
+from .families import FLUX1_FAMILIES, trained_grid
+from .imax_settings import NODE
+from .stage_rope import stage_rope
 
 logger = logging.getLogger(__name__)
 
 WRAPPER_KEY = "dype_sega.imax_stage"
-#: Families whose text positions are all zero, as the official FLUX.1 pipeline's (text duplication moves them).
-TEXT_DUPLICATION_FAMILIES = frozenset({"flux"})
 
 
 @dataclass(frozen=True)
@@ -125,24 +123,15 @@ def imax_stage_model(model, adapter: FamilyAdapter, factor: float, proportional:
             f"I-Max Cascade: the 'model' input ({name}) is already patched by DyPE / SEGA, so the official stage "
             "patch (NTK x factor, proportional attention) would replace theirs. Connect the patched model to "
             "'stage_model' (the stages then use it as it is) and the unpatched one to 'model'.")
-    if adapter.embedder_kind == COSMOS_ROPE:
-        raise UnsupportedModelError(
-            f"I-Max Cascade: the official stage patch needs an EmbedND-style embedder; {adapter.display_name} "
-            f"({name}) builds its table from the latent's shape. Connect a DyPE / SEGA-patched model to "
-            "'stage_model' instead.")
-    if duplicate and adapter.name not in TEXT_DUPLICATION_FAMILIES:
+    rope = stage_rope(model, adapter, NODE)
+    if duplicate and adapter.name not in FLUX1_FAMILIES:
         raise UnsupportedModelError(
             f"I-Max Cascade: text duplication is written for FLUX.1's text positions (all zero); "
             f"{adapter.display_name} ({name}) places its text otherwise. Turn 'text_duplication' off.")
-    original = model.get_model_object(adapter.embedder_attr)
-    if not is_stock_rope_embedder(original, adapter.spatial_axes):
-        raise UnsupportedModelError(
-            f"I-Max Cascade: {name}.{adapter.embedder_attr} is {describe_module(original)}, not ComfyUI's own "
-            "EmbedND; another node replaced it. Connect that model to 'stage_model' instead.")
     trained = trained or trained_grid(adapter, model)
     clone = model.clone()
-    clone.add_object_patch(adapter.embedder_attr, ImaxStageEmbedder(original, factor, trained, proportional,
-                                                                    adapter.pe_unsqueeze_dim))
+    stage = ImaxStageEmbedder(rope.source, factor, trained, proportional, adapter.pe_unsqueeze_dim)
+    clone.add_object_patch(adapter.embedder_attr, rope.fit(stage))
     clone.add_wrapper_with_key(comfy.patcher_extension.WrappersMP.APPLY_MODEL, WRAPPER_KEY,
                                _stage_call_wrapper(adapter, trained, duplicate))
     logger.debug("I-Max stage model for %s: NTK x %s with the clip, proportional attention %s, text duplication "

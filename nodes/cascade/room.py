@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from ..families import FamilyAdapter
-from ..families.base import params_attr
+from ..families.base import distilled_guidance
 from ..inputs.cascade import SEED
 from .connections import check_conditioning, check_vae, latent_samples
 from .families import cascade_family
@@ -55,8 +55,9 @@ def stage_grids(samples: torch.Tensor, scales: tuple[float, ...], adapter: Famil
 
 
 def with_guidance(conditioning, guidance: float, model):
-    """The conditioning with the stage's distilled guidance, for models that take one (FLUX.1 / Flux.2 dev)."""
-    if guidance <= 0 or not params_attr(model.model, "guidance_embed", False):
+    """The conditioning with the stage's distilled guidance, for models that take one (FLUX.1 / Flux.2 dev,
+    Nunchaku's FLUX.1-dev)."""
+    if guidance <= 0 or not distilled_guidance(model.model):
         return conditioning
     import node_helpers
 

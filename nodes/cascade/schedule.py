@@ -10,8 +10,9 @@ import torch
 
 from ...spectral import hiflow as hf
 from ..families import FamilyAdapter
-from ..families.base import params_attr
+from ..families.base import distilled_guidance
 from ..inputs.cascade import OFFICIAL_SHIFT, SCHEDULE, STATIC_SHIFT_3
+from .families import FLUX1_FAMILIES
 from .settings import NODE
 
 
@@ -23,8 +24,9 @@ def model_sigmas(model, steps: int) -> torch.Tensor:
 
 
 def has_official_schedule(model, adapter: FamilyAdapter) -> bool:
-    """The official code is a FLUX.1-dev pipeline: FLUX.1 with a guidance input. Other families have none."""
-    return adapter.name == "flux" and bool(params_attr(model.model, "guidance_embed", False))
+    """The official code is a FLUX.1-dev pipeline: FLUX.1 (Nunchaku's too) with a guidance input. Other families
+    have none."""
+    return adapter.name in FLUX1_FAMILIES and distilled_guidance(model.model)
 
 
 def base_schedule(model, adapter: FamilyAdapter, steps: int, latent: torch.Tensor,

@@ -167,3 +167,14 @@ def params_attr(base_model, name: str, default=None):
     """``base_model.diffusion_model.params.<name>`` (Flux-style params), or ``default`` where there is none."""
     params = getattr(getattr(base_model, "diffusion_model", None), "params", None)
     return getattr(params, name, default)
+
+
+def distilled_guidance(base_model) -> bool:
+    """Whether the diffusion model takes FLUX.1-dev's distilled guidance: ComfyUI's ``params.guidance_embed``, or,
+    for a wrapper without params, the ``config["guidance_embed"]`` it passes guidance by (ComfyUI-nunchaku @dbfd194,
+    ``wrappers/flux.py``: ``guidance=guidance if self.config["guidance_embed"] else None``)."""
+    diffusion_model = getattr(base_model, "diffusion_model", None)
+    if getattr(diffusion_model, "params", None) is not None:
+        return bool(params_attr(base_model, "guidance_embed", False))
+    config = getattr(diffusion_model, "config", None)
+    return isinstance(config, dict) and bool(config.get("guidance_embed", False))

@@ -31,6 +31,18 @@ def nunchaku_rope_problem(module: object, spatial_axes: tuple[int, ...]) -> str 
     return None
 
 
+def batched_ids(ids: torch.Tensor) -> torch.Tensor:
+    """nunchaku's ``(N, 3)`` ids (the transformer drops the batch) as the ``(1, N, 3)`` the pack's tables take."""
+    return ids if ids.dim() == 3 else ids[None]
+
+
+def sincos_pairs(table: torch.Tensor) -> torch.Tensor:
+    """ComfyUI's ``(B, 1, N, pairs, 2, 2)`` [[cos, -sin], [sin, cos]] -> nunchaku's ``(B, 1, N, pairs, 1, 2)``
+    [sin, cos]: the same two numbers, read out, nothing recomputed. The one rule between the two layouts (DyPE /
+    SEGA here, the cascades' stage tables in nodes/cascade/stage_rope.py)."""
+    return torch.stack((table[..., 1, 0], table[..., 0, 0]), dim=-1).unsqueeze(-2)
+
+
 class NunchakuRopeEmbedder(ExtrapolatingRopeEmbedder):
     """Stands in for nunchaku's ``pos_embed``: ``forward(ids)`` returns its ``(1, 1, N, pairs, 1, 2)`` [sin, cos]."""
 
@@ -38,5 +50,4 @@ class NunchakuRopeEmbedder(ExtrapolatingRopeEmbedder):
         scope = self.call_scope()
         if scope is None:
             return self.original(ids)
-        table = self.table(ids if ids.dim() == 3 else ids[None], scope)  # (1, 1, N, pairs, 2, 2)
-        return torch.stack((table[..., 1, 0], table[..., 0, 0]), dim=-1).unsqueeze(-2)
+        return sincos_pairs(self.table(batched_ids(ids), scope))
