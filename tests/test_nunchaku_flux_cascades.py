@@ -20,8 +20,6 @@ import pytest
 import tiny_models
 import torch
 from patching import BASE_PX, _pack, dype
-from test_hiflow_host import _settings as hiflow_settings
-from test_imax_host import _settings as imax_settings
 from test_nunchaku_flux_host import nunchaku_layout
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
@@ -31,9 +29,18 @@ NODES = {"hiflow": "HiFlow Cascade", "imax": "I-Max Cascade"}
 
 
 def settings(cascade: str, **case):
+    """The reference cases' settings (the official inputs; HiFlow's schedule 'official'), cfg 2."""
+    cascades = _pack("nodes.cascade")
     if cascade == "hiflow":
-        return hiflow_settings(cref.Case(stage_steps=(4, 2), cfg=2.0, **case))
-    return imax_settings(iref.Case(stage_steps=(4,), cfg=2.0, **case))
+        c = cref.Case(stage_steps=(4, 2), cfg=2.0, **case)
+        return cascades.HiFlowSettings(
+            steps=c.steps, cfg=c.cfg, scales=c.scales, stage_steps=c.stage_steps, stage_guidance=c.guidance,
+            alphas=c.alphas, betas=c.betas, filter_ratio=c.ratios, sharpen=c.sharpen, swin=c.swin)
+    c = iref.Case(stage_steps=(4,), cfg=2.0, **case)
+    return cascades.ImaxSettings(
+        steps=c.steps, cfg=c.cfg, scales=c.scales, stage_steps=c.stage_steps, stage_guidance=c.guidance,
+        base_shift=c.base_shift, stage_shift=c.stage_shift, guidance_schedule=c.schedule, wavelet_level=c.level,
+        swin=c.swin)
 
 
 @pytest.fixture(scope="module")
