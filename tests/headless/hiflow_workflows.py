@@ -19,6 +19,7 @@ from .graph import (
     add_note,
     columns,
 )
+from .notes import NUNCHAKU_FLUX
 
 HIFLOW = "DyPESEGA_HiFlowCascade"
 # The node's defaults = the official code's (run_hiflow.py at da351a8), in widget order; seed first, then the
@@ -68,6 +69,8 @@ NTK factor 10, proportional attention, swin patchify. **T5TokenizerOptions min_l
 official code does.
 {_FILES}
 
+{NUNCHAKU_FLUX}
+
 {_DIFFERS.format(lines="")}
 
 {_ESTIMATE}""",
@@ -77,6 +80,8 @@ Attention** model (connected to **stage_model**) instead of the official NTK x 1
 composition is **ours**: no published numbers. The base pass runs the plain model.
 {_FILES}
 
+{NUNCHAKU_FLUX}
+
 {_DIFFERS_STAGES}
 
 {_ESTIMATE}""",
@@ -85,6 +90,8 @@ composition is **ours**: no published numbers. The base pass runs the plain mode
 last 18 of 30 steps), whose trajectory the 2048² and 4096² stages then follow. Raise denoise for more change, lower \
 it (not below 16/30 with 16 stage steps) to keep more of the image. Choose your image in **Load Image**.
 {_FILES}
+
+{NUNCHAKU_FLUX}
 
 {_DIFFERS_IMAGE}
 

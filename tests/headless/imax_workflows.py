@@ -11,6 +11,7 @@ from typing import Any
 
 from .graph import GAP, LOADER_W, OPTIONAL_INPUTS, PACK, SHAPES, TITLE_H, Graph, add_note, columns
 from .hiflow_workflows import _FILES, _VRAM24, _VRAM80, BOTTOM, CASCADE_H, CASCADE_W, PROMPTS_W
+from .notes import NUNCHAKU_FLUX
 
 IMAX = "DyPESEGA_ImaxCascade"
 SHAPES[IMAX] = ([("model", "MODEL"), ("positive", "CONDITIONING"), ("negative", "CONDITIONING"), ("vae", "VAE"),
@@ -44,6 +45,8 @@ low frequencies of its velocity follow the straight line to that image, with a w
 interpolation, proportional attention and **text duplication** (the prompt once per 1024² tile). All inputs are the \
 official README's (PRIS-CV/I-Max). **T5TokenizerOptions min_length 512** pads the prompt as the official code does.
 {_FILES}
+
+{NUNCHAKU_FLUX}
 
 **Where this differs, on purpose:**
 - **VAE Decode (Tiled)**: a plain decode of 4096² needs several GB more VRAM.
