@@ -1,0 +1,70 @@
+"""A clone whose attention follows an ``AttentionPlan`` (SPA's variants, a kernel such as HAP's): what HRDiT's
+stages sample with. The input MODEL is untouched; the plan, the override and the wrapper live on the clone.
+
+The clone gets: SPA's embedder in front of whatever embedder the model holds (only when the plan has SPA), the
+attention override (spa_attention.py) chained onto the model's own, and an APPLY_MODEL wrapper that opens the
+call's ``AttentionCall`` for exactly one model call (the token grid from the latent's shape, SPA on or off from
+the stage's step). A host without an attention override is refused by name.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ..families import FamilyAdapter, UnsupportedModelError
+from ..families.base import COSMOS_ROPE
+from .spa import ATTENTION, ATTENTION_KEY, AttentionCall, AttentionPlan, SpaEmbedder
+from .spa_attention import chained_override, host_can_override_attention
+
+logger = logging.getLogger(__name__)
+
+OVERRIDE_KEY = "optimized_attention_override"  # ComfyUI's key (comfy.ldm.modules.attention.wrap_attn)
+
+
+def attention_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control=None, transformer_options=None,
+                      **kwargs):
+    """Open this call's AttentionCall: the plan, SPA on or off at the stage's step, the latent's token grid."""
+    plan = (transformer_options or {}).get(ATTENTION_KEY)
+    call = None
+    if isinstance(plan, AttentionPlan):
+        from ..families import detect_family
+
+        base_model = executor.class_obj
+        adapter = detect_family(base_model)
+        blocks = len(getattr(base_model.diffusion_model, "double_blocks", ()))
+        call = AttentionCall(plan=plan, spa_on=plan.spa_on(), grid=adapter.token_grid(x), double_blocks=blocks)
+    with ATTENTION.holding(call):
+        return executor(x, t, c_concat, c_crossattn, control, transformer_options, **kwargs)
+
+
+def attention_clone(model, adapter: FamilyAdapter, plan: AttentionPlan, what: str = "HRDiT"):
+    """A clone of ``model`` sampling with ``plan``; ``what`` names the method in errors."""
+    import comfy.patcher_extension as ext
+
+    missing = host_can_override_attention()
+    if missing:
+        raise UnsupportedModelError(f"{what}: SPA and HAP replace the model's attention, which needs {missing}. "
+                                    "Update ComfyUI, or run the cascade without SPA and HAP.")
+    if adapter.embedder_kind == COSMOS_ROPE:
+        raise UnsupportedModelError(f"{what}: SPA needs an ids-based rotary embedder; {adapter.display_name} builds "
+                                    "its table from the latent's shape.")
+    clone = model.clone()
+    if plan.spa is not None:
+        inner = clone.get_model_object(adapter.embedder_attr)
+        if isinstance(inner, SpaEmbedder):
+            inner = inner.inner
+        try:
+            embedder = SpaEmbedder(inner, adapter.spatial_axes)
+        except TypeError as error:
+            raise UnsupportedModelError(f"{what}: {error}") from None
+        clone.add_object_patch(adapter.embedder_attr, embedder)
+    options = clone.model_options.setdefault("transformer_options", {})
+    previous = options.get(OVERRIDE_KEY)
+    if getattr(previous, "dype_sega_attention", False):
+        previous = previous.previous  # a clone of one of ours: chain onto what it had chained
+    options[OVERRIDE_KEY] = chained_override(previous)
+    options[ATTENTION_KEY] = plan
+    if not clone.get_wrappers(ext.WrappersMP.APPLY_MODEL, ATTENTION_KEY):
+        clone.add_wrapper_with_key(ext.WrappersMP.APPLY_MODEL, ATTENTION_KEY, attention_wrapper)
+    logger.debug("%s attention clone of %s: %s", what, type(model.model).__name__, plan)
+    return clone
