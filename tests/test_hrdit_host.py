@@ -166,6 +166,21 @@ def test_spa_on_dype_and_sega_keeps_their_temperatures_and_drops_their_positions
         assert (torch.remainder(angle - want + torch.pi, 2 * torch.pi) - torch.pi).abs().max() < 1e-5
 
 
+def test_another_nodes_override_is_chained_per_variant(model):
+    """SPA without HAP calls the model's own override (another node's) once per variant in every SPA block."""
+    seen = []
+
+    def other(func, q, k, v, heads, *args, **kwargs):
+        seen.append(kwargs["transformer_options"]["block_type"])
+        return func(q, k, v, heads, *args, **kwargs)
+
+    base = model.clone()
+    base.model_options.setdefault("transformer_options", {})["optimized_attention_override"] = other
+    _sample(_clone(base, _plan(3, blocks=((), None))), (9, 5))
+    variants = _pack("rope.spa").variant_count(9, 5, 3)
+    assert seen == ["double"] + ["single"] * variants  # the double block (SPA off there) once, the single per variant
+
+
 def test_a_host_without_an_attention_override_is_refused_by_name(model, monkeypatch):
     import comfy.ldm.modules.attention as attention
 

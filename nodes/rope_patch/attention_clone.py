@@ -62,6 +62,9 @@ def attention_clone(model, adapter: FamilyAdapter, plan: AttentionPlan, what: st
     previous = options.get(OVERRIDE_KEY)
     if getattr(previous, "dype_sega_attention", False):
         previous = previous.previous  # a clone of one of ours: chain onto what it had chained
+    if previous is not None and plan.kernel is not None:
+        logger.warning("%s: the model already has an attention override (%s, another node's); HAP computes its own "
+                       "pruned attention and does not call it.", what, getattr(previous, "__qualname__", previous))
     options[OVERRIDE_KEY] = chained_override(previous)
     options[ATTENTION_KEY] = plan
     if not clone.get_wrappers(ext.WrappersMP.APPLY_MODEL, ATTENTION_KEY):
