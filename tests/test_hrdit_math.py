@@ -171,3 +171,35 @@ def test_the_mask_cases_catch_wrong_ports(text, image, half, anchor):
     plan = _plan([[64.0]], [[0.05]])
     image_only = max(2 * int(64 // 64 + 0.05 * (image // 64)) - 1, 1)  # nbx without the text tokens
     assert (image_only - 1) // 2 != plan.half_widths(0, 1, text + image + 3000)[0]
+
+
+def _kernel_error(device: str, dtype: torch.dtype, flex: bool | None) -> float:
+    """hap_kernel with a plan of half-widths (0, 1, 2) on CASES[1], against the reference on the kept entries."""
+    text, image, half, anchor = CASES[1]
+    tokens = text + image
+    keep = ref.hap_keep(tokens, [2 * h + 1 for h in half], anchor, text_len=text)
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, len(half), tokens, 64) for _ in range(3))
+    expected = ref.attention(q, k, v, 64 ** -0.5, keep)
+    run = kernel.hap_kernel(_plan([[64.0 * (h + 1) for h in half]], [[0.0] * len(half)]), anchor, flex=flex)
+    call = type("Call", (), {"grid": (1, image), "layer": lambda self, options: 0})()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # FlexAttention without torch.compile on the CPU says it is unfused
+        out = run(*(t.to(device, dtype) for t in (q, k, v)), len(half), call, {"skip_output_reshape": True})
+    assert out.device.type == device
+    return float((out.double().cpu() - expected).abs().max())
+
+
+@pytest.mark.parametrize("flex", [False, True])
+def test_hap_kernel_through_its_plan_on_the_cpu(flex):
+    if flex and not kernel.flex_available():
+        pytest.skip("this torch has no FlexAttention")
+    assert _kernel_error("cpu", torch.float32, flex) < 2e-6
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype,tolerance", [(torch.float32, 2e-5), (torch.bfloat16, 3e-2)])
+def test_hap_kernel_on_cuda_is_compiled_flex_attention_on_the_kept_entries(dtype, tolerance):
+    """The CUDA twin of test_hap_kernel_through_its_plan_on_the_cpu: there the kernel picks the compiled
+    FlexAttention (the official route)."""
+    assert _kernel_error("cuda", dtype, None) < tolerance

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from .scope_plan import BLOCK
+from .scope_plan import BLOCK, ScopePlan
 
 ANCHOR_OFF = 1 << 30  # the official stride for "no anchor"
 
@@ -50,3 +50,16 @@ def kept_entries(tokens: int, text: int, half: int, anchor: int) -> int:
     kept_keys = ((near | visible[None, :]).to(torch.int64) * sizes[None, :]).sum(1)  # image keys per query block
     image_to_image = int((kept_keys * sizes).sum())
     return text * tokens + image * text + image_to_image
+
+
+def kept_share(plan: ScopePlan, layers: int, heads: int, tokens: int, text: int, anchor: int) -> float:
+    """The share of the tokens² attention entries HAP keeps, averaged over every layer and head of a model with
+    ``layers`` x ``heads``: what its attention FLOPs are multiplied by."""
+    counts: dict[int, int] = {}
+    total = 0
+    for layer in range(layers):
+        for half in plan.half_widths(layer, heads, tokens):
+            if half not in counts:
+                counts[half] = kept_entries(tokens, text, half, anchor)
+            total += counts[half]
+    return total / (layers * heads * tokens * tokens)
