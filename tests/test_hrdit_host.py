@@ -41,7 +41,8 @@ def _record(clone) -> list[dict]:
         out = ours(func, q, k, v, heads, *args, **kwargs)
         o, call = kwargs["transformer_options"], spa.ATTENTION.get()
         records.append(dict(q=q.clone(), k=k.clone(), v=v.clone(), out=out.clone(), block=(o["block_type"],
-                            o["block_index"]), tables=call.tables, grid=call.grid))
+                            o["block_index"]), tables=call.tables, grid=call.grid, spa_on=call.spa_on,
+                            step=o.get(spa.STAGE_STEP_KEY)))
         return out
 
     options["optimized_attention_override"] = recording
@@ -85,6 +86,22 @@ def test_spa_tables_and_attention_match_the_official_code(model, grid, group_num
             assert (a - b).abs().max() < 1e-6
     for record in records:  # every block: the mean over the variants of the official attention
         torch.testing.assert_close(record["out"].double(), _reference_out(record, expected), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("cfg", [1.0, 2.5])
+def test_spa_is_on_at_its_steps_only(model, cfg):
+    """Steps are counted per sampling run (one model evaluation per step, every cond of it the same step): SPA on
+    for steps [1, 3) of four, in a second run of the same clone too."""
+    spa = _pack("nodes.rope_patch.spa")
+    plan = spa.AttentionPlan(spa=spa.SpaSettings(3), spa_steps=(1, 3))
+    records = _record(clone := _clone(model, plan))
+    for _ in range(2):
+        records.clear()
+        tiny_models.sample(clone, "flux", tokens=(9, 5), steps=4, cfg=cfg)
+        seen = {}
+        for record in records:
+            seen.setdefault(record["step"], set()).add(record["spa_on"])
+        assert seen == {0: {False}, 1: {True}, 2: {True}, 3: {False}}
 
 
 def test_spa_hands_the_model_unrotated_q_and_k(model):

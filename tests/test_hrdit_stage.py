@@ -1,6 +1,6 @@
 """One HRDiT stage on ComfyUI's tiny Flux: the pack's stage model (the official stage embedder, theta x NTK and
 proportional attention, with SPA on its leading steps and HAP on every step) against the official processor in
-float64 (tests/hrdit_stage_reference.py), sampled step by step with the stage's clock set as a cascade sets it."""
+float64 (tests/hrdit_stage_reference.py), each side counting its own steps."""
 
 from __future__ import annotations
 
@@ -21,18 +21,16 @@ def _pack_stage(model, ntk: float, spa_steps: int, group_num: int, alpha: float,
     scope = _pack("nodes.hap.scope_plan").ScopePlan(((alpha,) * 2,) * 2, ((0.0,) * 2,) * 2)
     kernel = _pack("nodes.hap.kernel").hap_kernel(scope, anchor) if hap else None
     plan = spa.AttentionPlan(spa=spa.SpaSettings(group_num), spa_steps=(0, spa_steps), kernel=kernel)
-    return _pack("nodes.rope_patch.attention_clone").attention_clone(official, adapter, plan), plan.clock
+    return _pack("nodes.rope_patch.attention_clone").attention_clone(official, adapter, plan)
 
 
-def _euler(model, clock, steps: int = 3, seed: int = 0):
-    """Euler on a tiny schedule, the clock at each step's index (None: a reference model counts its own calls)."""
+def _euler(model, steps: int = 3, seed: int = 0):
+    """Euler on a tiny schedule (both sides count their steps: one model evaluation per step)."""
     import comfy.sample
     import comfy.samplers
 
     def sample(wrapped, x, sigmas, extra_args=None, callback=None, disable=None):
         for i in range(len(sigmas) - 1):
-            if clock is not None:
-                clock.step = i
             denoised = wrapped(x, sigmas[i] * x.new_ones([x.shape[0]]), **extra_args)
             x = x + (sigmas[i + 1] - sigmas[i]) * (x - denoised) / sigmas[i]
         return x
@@ -55,16 +53,16 @@ def model(comfy_host):
 def plain(model):
     """The official stage model without SPA and HAP."""
     adapter = _pack("nodes.families").detect_family(model.model)
-    return _euler(_pack("nodes.hiflow.stage_model").official_stage_model(model, adapter, 4.0, True), None)
+    return _euler(_pack("nodes.hiflow.stage_model").official_stage_model(model, adapter, 4.0, True))
 
 
 @pytest.mark.parametrize("spa_steps,group_num,anchor,hap", [(2, 5, 2, True), (0, 80, 0, True), (2, 5, 0, False)],
                          ids=["spa+hap", "hap", "spa"])
 def test_a_stage_matches_the_official_processor(model, plain, spa_steps, group_num, anchor, hap):
     """Within float32 noise (measured 2e-6); SPA alone moves this tiny stage by 3e-4, HAP by 0.16."""
-    ours, clock = _pack_stage(model, 4.0, spa_steps, group_num, 64.0, anchor, hap)
+    ours = _pack_stage(model, 4.0, spa_steps, group_num, 64.0, anchor, hap)
     reference = sref.reference_stage(model, TEXT, 4.0, spa_steps, group_num, 64.0, anchor, hap=hap)
-    got, want = _euler(ours, clock), _euler(reference, None)
+    got, want = _euler(ours), _euler(reference)
     torch.testing.assert_close(got, want, rtol=2e-5, atol=2e-5)
     assert (got - plain).abs().max() > 1e-4  # SPA / HAP changed this stage, 5x over the tolerance
 
@@ -73,4 +71,4 @@ def test_the_reference_is_the_official_stage_without_spa_and_hap(model, plain):
     """The reference's own premise: with SPA and HAP off it is the official stage model (theta x NTK,
     proportional attention) that the HiFlow tests check."""
     reference = sref.reference_stage(model, TEXT, 4.0, 0, 80, 64.0, 0, hap=False)
-    torch.testing.assert_close(plain, _euler(reference, None), rtol=2e-5, atol=2e-5)
+    torch.testing.assert_close(plain, _euler(reference), rtol=2e-5, atol=2e-5)

@@ -2,23 +2,49 @@
 stages sample with. The input MODEL is untouched; the plan, the override and the wrapper live on the clone.
 
 The clone gets: SPA's embedder in front of whatever embedder the model holds (only when the plan has SPA), the
-attention override (spa_attention.py) chained onto the model's own, and an APPLY_MODEL wrapper that opens the
-call's ``AttentionCall`` for exactly one model call (the token grid from the latent's shape, SPA on or off from
-the stage's step). A host without an attention override is refused by name.
+attention override (spa_attention.py) chained onto the model's own, and three keyed wrappers. The step a model
+call belongs to is counted, not told: OUTER_SAMPLE opens a counter for the sampling run (one stage), each
+CALC_COND_BATCH (one evaluation of the model per step, as the cascades' Euler samplers make) hands its index to its
+calls in their options and counts one; APPLY_MODEL opens the call's ``AttentionCall`` (the token grid from the
+latent's shape, SPA on or off at that step). A host without an attention override is refused by name.
 """
 
 from __future__ import annotations
 
 import logging
+from contextvars import ContextVar
 
 from ..families import FamilyAdapter, UnsupportedModelError
 from ..families.base import COSMOS_ROPE
-from .spa import ATTENTION, ATTENTION_KEY, AttentionCall, AttentionPlan, SpaEmbedder
+from .spa import ATTENTION, ATTENTION_KEY, STAGE_STEP_KEY, AttentionCall, AttentionPlan, SpaEmbedder
 from .spa_attention import chained_override, host_can_override_attention
 
 logger = logging.getLogger(__name__)
 
 OVERRIDE_KEY = "optimized_attention_override"  # ComfyUI's key (comfy.ldm.modules.attention.wrap_attn)
+_RUN_STEPS: ContextVar[list[int] | None] = ContextVar("dype_sega_stage_steps", default=None)
+
+
+def run_wrapper(executor, *args, **kwargs):
+    """One sampling run: its evaluations are counted from 0."""
+    token = _RUN_STEPS.set([0])
+    try:
+        return executor(*args, **kwargs)
+    finally:
+        _RUN_STEPS.reset(token)
+
+
+def step_wrapper(executor, model, conds, x_in, timestep, model_options):
+    """One evaluation of the model (a step): its index travels to its calls in a copy of the options."""
+    counter = _RUN_STEPS.get()
+    options = dict(model_options)
+    options["transformer_options"] = {**model_options.get("transformer_options", {}),
+                                      STAGE_STEP_KEY: counter[0] if counter is not None else 0}
+    try:
+        return executor(model, conds, x_in, timestep, options)
+    finally:
+        if counter is not None:
+            counter[0] += 1
 
 
 def attention_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control=None, transformer_options=None,
@@ -32,7 +58,8 @@ def attention_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control=N
         base_model = executor.class_obj
         adapter = detect_family(base_model)
         blocks = len(getattr(base_model.diffusion_model, "double_blocks", ()))
-        call = AttentionCall(plan=plan, spa_on=plan.spa_on(), grid=adapter.token_grid(x), double_blocks=blocks)
+        step = int(transformer_options.get(STAGE_STEP_KEY, 0))
+        call = AttentionCall(plan=plan, spa_on=plan.spa_on(step), grid=adapter.token_grid(x), double_blocks=blocks)
     with ATTENTION.holding(call):
         return executor(x, t, c_concat, c_crossattn, control, transformer_options, **kwargs)
 
@@ -67,7 +94,9 @@ def attention_clone(model, adapter: FamilyAdapter, plan: AttentionPlan, what: st
                        "pruned attention and does not call it.", what, getattr(previous, "__qualname__", previous))
     options[OVERRIDE_KEY] = chained_override(previous)
     options[ATTENTION_KEY] = plan
-    if not clone.get_wrappers(ext.WrappersMP.APPLY_MODEL, ATTENTION_KEY):
-        clone.add_wrapper_with_key(ext.WrappersMP.APPLY_MODEL, ATTENTION_KEY, attention_wrapper)
+    for kind, wrapper in ((ext.WrappersMP.OUTER_SAMPLE, run_wrapper), (ext.WrappersMP.CALC_COND_BATCH, step_wrapper),
+                          (ext.WrappersMP.APPLY_MODEL, attention_wrapper)):
+        if not clone.get_wrappers(kind, ATTENTION_KEY):
+            clone.add_wrapper_with_key(kind, ATTENTION_KEY, wrapper)
     logger.debug("%s attention clone of %s: %s", what, type(model.model).__name__, plan)
     return clone

@@ -19,7 +19,7 @@ itself. Composition order: SPA replaces the positions (DyPE's or the NTK's frequ
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
@@ -27,6 +27,7 @@ from ...rope.spa import bundled_ids
 from .scopes import ThreadSlot
 
 ATTENTION_KEY = "dype_sega_attention"  # transformer_options key of an HRDiT stage clone's AttentionPlan
+STAGE_STEP_KEY = "dype_sega_stage_step"  # transformer_options key of the step's index in its sampling run
 
 
 @dataclass(frozen=True)
@@ -47,17 +48,6 @@ class SpaSettings:
         return chosen is None or index in chosen
 
 
-class StageClock:
-    """The step index within the running stage, set by the cascade's sampler before each model call. Shared by
-    reference (a copied options dict must still see the sampler's value)."""
-
-    def __init__(self) -> None:
-        self.step = 0
-
-    def __deepcopy__(self, memo: dict) -> StageClock:
-        return self
-
-
 @dataclass(frozen=True)
 class AttentionPlan:
     """What an HRDiT stage clone carries in ``transformer_options[ATTENTION_KEY]``."""
@@ -65,10 +55,9 @@ class AttentionPlan:
     spa: SpaSettings | None = None
     spa_steps: tuple[int, int] = (0, 0)  # [start, end) of the stage's steps with SPA (official spa_step_ranges)
     kernel: Callable | None = None  # the inner attention (HAP's), called as kernel(q, k, v, heads, call, options)
-    clock: StageClock = field(default_factory=StageClock)
 
-    def spa_on(self) -> bool:
-        return self.spa is not None and self.spa_steps[0] <= self.clock.step < self.spa_steps[1]
+    def spa_on(self, step: int) -> bool:
+        return self.spa is not None and self.spa_steps[0] <= step < self.spa_steps[1]
 
 
 @dataclass
