@@ -42,7 +42,7 @@ def _record(clone) -> list[dict]:
         o, call = kwargs["transformer_options"], spa.ATTENTION.get()
         records.append(dict(q=q.clone(), k=k.clone(), v=v.clone(), out=out.clone(), block=(o["block_type"],
                             o["block_index"]), tables=call.tables, grid=call.grid, spa_on=call.spa_on,
-                            step=o.get(spa.STAGE_STEP_KEY)))
+                            step=o.get(spa.RUN_STEP_KEY)))
         return out
 
     options["optimized_attention_override"] = recording

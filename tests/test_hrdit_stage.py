@@ -17,7 +17,7 @@ TEXT, GRID = 7, (16, 16)  # 4 HAP blocks of 64 image tokens
 def _pack_stage(model, ntk: float, spa_steps: int, group_num: int, alpha: float, anchor: int, hap: bool = True):
     spa = _pack("nodes.rope_patch.spa")
     adapter = _pack("nodes.families").detect_family(model.model)
-    official = _pack("nodes.hiflow.stage_model").official_stage_model(model, adapter, ntk, True)
+    official = _pack("nodes.cascade.hiflow_model").official_stage_model(model, adapter, ntk, True)
     scope = _pack("nodes.hap.scope_plan").ScopePlan(((alpha,) * 2,) * 2, ((0.0,) * 2,) * 2)
     kernel = _pack("nodes.hap.kernel").hap_kernel(scope, anchor) if hap else None
     plan = spa.AttentionPlan(spa=spa.SpaSettings(group_num), spa_steps=(0, spa_steps), kernel=kernel)
@@ -53,7 +53,7 @@ def model(comfy_host):
 def plain(model):
     """The official stage model without SPA and HAP."""
     adapter = _pack("nodes.families").detect_family(model.model)
-    return _euler(_pack("nodes.hiflow.stage_model").official_stage_model(model, adapter, 4.0, True))
+    return _euler(_pack("nodes.cascade.hiflow_model").official_stage_model(model, adapter, 4.0, True))
 
 
 @pytest.mark.parametrize("spa_steps,group_num,anchor,hap", [(2, 5, 2, True), (0, 80, 0, True), (2, 5, 0, False)],

@@ -3,10 +3,10 @@ stages sample with. The input MODEL is untouched; the plan, the override and the
 
 The clone gets: SPA's embedder in front of whatever embedder the model holds (only when the plan has SPA), the
 attention override (spa_attention.py) chained onto the model's own, and three keyed wrappers. The step a model
-call belongs to is counted, not told: OUTER_SAMPLE opens a counter for the sampling run (one stage), each
-CALC_COND_BATCH (one evaluation of the model per step, as the cascades' Euler samplers make) hands its index to its
-calls in their options and counts one; APPLY_MODEL opens the call's ``AttentionCall`` (the token grid from the
-latent's shape, SPA on or off at that step). A host without an attention override is refused by name.
+call belongs to is what a cascade's stage sampler tells it (stage_step.py); under any other sampler it is counted:
+OUTER_SAMPLE opens a counter for the sampling run, each CALC_COND_BATCH (one evaluation of the model per step, as
+Euler samplers make) hands its index to its calls in their options and counts one. APPLY_MODEL opens the call's
+``AttentionCall`` (the token grid from the latent's shape, SPA on or off at that step). A host without an attention override is refused by name.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from contextvars import ContextVar
 
 from ..families import FamilyAdapter, UnsupportedModelError
 from ..families.base import COSMOS_ROPE
-from .spa import ATTENTION, ATTENTION_KEY, STAGE_STEP_KEY, AttentionCall, AttentionPlan, SpaEmbedder
+from .spa import ATTENTION, ATTENTION_KEY, RUN_STEP_KEY, AttentionCall, AttentionPlan, SpaEmbedder
 from .spa_attention import chained_override, host_can_override_attention
+from .stage_step import stage_step
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ def step_wrapper(executor, model, conds, x_in, timestep, model_options):
     counter = _RUN_STEPS.get()
     options = dict(model_options)
     options["transformer_options"] = {**model_options.get("transformer_options", {}),
-                                      STAGE_STEP_KEY: counter[0] if counter is not None else 0}
+                                      RUN_STEP_KEY: counter[0] if counter is not None else 0}
     try:
         return executor(model, conds, x_in, timestep, options)
     finally:
@@ -58,7 +59,8 @@ def attention_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control=N
         base_model = executor.class_obj
         adapter = detect_family(base_model)
         blocks = len(getattr(base_model.diffusion_model, "double_blocks", ()))
-        step = int(transformer_options.get(STAGE_STEP_KEY, 0))
+        told = stage_step(transformer_options)  # a cascade's stage sampler tells it; elsewhere it is counted
+        step = told.step if told is not None else int(transformer_options.get(RUN_STEP_KEY, 0))
         call = AttentionCall(plan=plan, spa_on=plan.spa_on(step), grid=adapter.token_grid(x), double_blocks=blocks)
     with ATTENTION.holding(call):
         return executor(x, t, c_concat, c_crossattn, control, transformer_options, **kwargs)

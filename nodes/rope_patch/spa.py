@@ -27,7 +27,7 @@ from ...rope.spa import bundled_ids
 from .scopes import ThreadSlot
 
 ATTENTION_KEY = "dype_sega_attention"  # transformer_options key of an HRDiT stage clone's AttentionPlan
-STAGE_STEP_KEY = "dype_sega_stage_step"  # transformer_options key of the step's index in its sampling run
+RUN_STEP_KEY = "dype_sega_run_step"  # transformer_options key of the step's index in its sampling run (counted)
 
 
 @dataclass(frozen=True)
