@@ -192,14 +192,7 @@ def _kernel_error(device: str, dtype: torch.dtype, flex: bool | None) -> float:
 
 @pytest.mark.parametrize("flex", [False, True])
 def test_hap_kernel_through_its_plan_on_the_cpu(flex):
+    """Its CUDA twin (compiled FlexAttention, fp32 and bf16) is in tests/test_cuda.py."""
     if flex and not kernel.flex_available():
         pytest.skip("this torch has no FlexAttention")
     assert _kernel_error("cpu", torch.float32, flex) < 2e-6
-
-
-@pytest.mark.cuda
-@pytest.mark.parametrize("dtype,tolerance", [(torch.float32, 2e-5), (torch.bfloat16, 3e-2)])
-def test_hap_kernel_on_cuda_is_compiled_flex_attention_on_the_kept_entries(dtype, tolerance):
-    """The CUDA twin of test_hap_kernel_through_its_plan_on_the_cpu: there the kernel picks the compiled
-    FlexAttention (the official route)."""
-    assert _kernel_error("cuda", dtype, None) < tolerance
