@@ -21,7 +21,8 @@ PACK_PARTS = ("nodes", "rope", "spectral", "__init__.py", "__main__.py")
 TEST_DIRS = ("tests",)
 #: torch only, never ComfyUI: the math, the family facts and the preview's drawing (its node imports ComfyUI).
 PURE = ("rope", "spectral", "nodes/families", "nodes/schedule_preview", "nodes/hap")
-NODE_CLASSES = ("nodes.dype_node", "nodes.sega_node", "nodes.preview_node", "nodes.hiflow_node", "nodes.imax_node")
+NODE_CLASSES = ("nodes.dype_node", "nodes.sega_node", "nodes.preview_node", "nodes.hiflow_node", "nodes.imax_node",
+                "nodes.hrdit_node")
 
 #: package -> rank: a module may import the modules of its own package and those of any lower rank.
 PACKAGES: dict[str, int] = {

@@ -5,7 +5,7 @@ Defaults are the official run's (zylwithxy/HRDiT e4aa8c6: inference.py and confi
 
 from __future__ import annotations
 
-from .cascade import NTK_FACTOR, STAGE_STEPS
+from .cascade import ALPHAS, BETAS, FILTER_RATIO, NTK_FACTOR, SCALES, STAGE_GUIDANCE, STAGE_STEPS
 from .rules import Flag, NumberRange, StageList
 
 HRDIT_STAGE_STEPS = StageList(STAGE_STEPS.entry, "17, 10")  # configs/pipeline.json num_inference_steps_highres
@@ -22,3 +22,4 @@ GLOBAL_ANCHOR = NumberRange("global_anchor", 0, 4096, 1, default=32, integer=Tru
 
 HRDIT_NUMBERS = (GROUP_NUM, GLOBAL_ANCHOR)
 HRDIT_FLAGS = (SPA, HAP)
+HRDIT_LISTS = (SCALES, HRDIT_STAGE_STEPS, SPA_STEPS, STAGE_GUIDANCE, ALPHAS, BETAS, FILTER_RATIO, HRDIT_NTK_FACTOR)

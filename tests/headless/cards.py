@@ -219,9 +219,10 @@ def help_picture_bytes() -> bytes:
 
 def write_help_pictures() -> None:
     """The pictures of the nodes' help pages: the schedule (DyPE, SEGA, the preview) and the cascades (HiFlow,
-    I-Max)."""
-    from . import hiflow_picture, imax_picture
+    I-Max, HRDiT)."""
+    from . import hiflow_picture, hrdit_picture, imax_picture
 
     HELP_PICTURE.write_bytes(help_picture_bytes())
     hiflow_picture.PICTURE.write_bytes(hiflow_picture.picture_bytes())
     imax_picture.PICTURE.write_bytes(imax_picture.picture_bytes())
+    hrdit_picture.PICTURE.write_bytes(hrdit_picture.picture_bytes())
