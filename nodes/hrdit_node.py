@@ -70,14 +70,14 @@ class HrditCascade(io.ComfyNode):
                 _number(io.Float, rules.CFG, "Classifier-free guidance of every pass (1 = none, as FLUX.1-dev)."),
                 _number(io.Float, rules.DENOISE, "1: from a prompt. Below 1: the base pass runs the last steps x "
                         "denoise of the schedule on the input latent (img2img), and the stages follow that trajectory."),
-                _flag(own.SPA, "SPA on the stages' leading 'spa_steps' (official on: the first 3 steps at 2048²). "
-                      "Needs FLUX.1."),
-                _flag(own.HAP, "HAP on every stage step (official on): each head attends within its scope from the "
-                      "authors' plan; the rest is not computed (on CUDA). Needs FLUX.1."),
                 _stage_list(rules.SCALES, "Stage sizes, x the input latent, growing (official 2, 4: 1024² -> 2048² "
                             "-> 4096²). Their count is the number of stages every other list follows."),
                 _stage_list(own.HRDIT_STAGE_STEPS, "Steps per stage: the last N of the base schedule (official 17, "
                             "10)."),
+                _flag(own.SPA, "SPA on the stages' leading 'spa_steps' (official on: the first 3 steps at 2048²). "
+                      "Needs FLUX.1."),
+                _flag(own.HAP, "HAP on every stage step (official on): each head attends within its scope from the "
+                      "authors' plan; the rest is not computed (on CUDA). Needs FLUX.1."),
                 _stage_list(own.SPA_STEPS, "SPA's steps per stage: it is on for the stage's first N steps, at most "
                             "the stage's steps (official 3, 0)."),
                 _number(io.Int, own.GROUP_NUM, "SPA's bundles per axis: tokens are grouped so that each axis has at "
@@ -117,7 +117,7 @@ class HrditCascade(io.ComfyNode):
 
     @classmethod
     def execute(cls, model, positive, negative, vae, latent, seed: int, steps: int, cfg: float, denoise: float,
-                spa: bool, hap: bool, scales: str, stage_steps: str, spa_steps: str, group_num: int,
+                scales: str, stage_steps: str, spa: bool, hap: bool, spa_steps: str, group_num: int,
                 global_anchor: int, stage_guidance: str, alphas: str, betas: str, filter_ratio: str,
                 ntk_factor: str, proportional_attention: bool, swin: bool, sharpen: float, schedule: str,
                 stage_model=None) -> io.NodeOutput:

@@ -196,3 +196,31 @@ def test_hap_kernel_through_its_plan_on_the_cpu(flex):
     if flex and not kernel.flex_available():
         pytest.skip("this torch has no FlexAttention")
     assert _kernel_error("cpu", torch.float32, flex) < 2e-6
+
+
+def _kept_by_mask_mod(tokens: int, half: int, anchor: int, text: int = 512) -> int:
+    """The official ``mask_mod`` evaluated for every key of one query per row kind (a query reads only q < text and
+    its block), each row's True entries counted and weighted by how many queries share that row (Python floor
+    division and modulo, as hrdit_reference.hap_keep): the second measure of the kept share, independent of
+    kept_entries' per-block count."""
+    keys = torch.arange(tokens)
+    key_block = torch.div(keys - text, 64, rounding_mode="floor")
+    stride = anchor if anchor > 0 else 1 << 30
+    queries = torch.arange(text, tokens, 64)  # the first query of each image block
+    weights = torch.clamp(tokens - queries, max=64)
+    query_block = torch.div(queries - text, 64, rounding_mode="floor")[:, None]
+    keep = (keys < text)[None] | ((query_block - key_block[None]).abs() <= half) \
+        | (torch.remainder(key_block, stride) == 0)[None]
+    return text * tokens + int((keep.sum(1) * weights).sum())  # a text query keeps every key
+
+
+@pytest.mark.parametrize("side,share", [(2048, 0.299), (4096, 0.104)])
+def test_the_official_kept_shares_are_counted_twice(side, share):
+    """docs/hrdit.md's 29.9 % (2048²) and 10.4 % (4096²): the authors' plan at FLUX.1's 16 px tokens with 512 text
+    tokens and anchor 32, per block (kept_entries, kept_share) and entry by entry (the official mask_mod)."""
+    tokens = 512 + (side // 16) ** 2
+    (width,) = ref.band_blocks([2048.0], [0.0], tokens)
+    half = (width - 1) // 2
+    assert masks.kept_entries(tokens, 512, half, 32) == _kept_by_mask_mod(tokens, half, 32)
+    plan = scope_plan.load_plan()
+    assert round(masks.kept_share(plan, 57, 24, tokens, 512, 32), 3) == share

@@ -19,11 +19,13 @@ RECIPES = {
     "hiflow": ("HiFlow cascade", (118, 66, 160)),
     "hiflow+dype+sega": ("HiFlow + DyPE + SEGA · ours", (22, 122, 88)),
     "imax": ("I-Max cascade", (22, 110, 130)),
+    "hrdit": ("HRDiT cascade", (40, 96, 150)),
 }
 BAND = 156  # px: the recipe's coloured band at the top
 HIFLOW = "DyPESEGA_HiFlowCascade"
 #: The cascade nodes: the recipe (and the chain's label) of a card whose graph has one.
-CASCADES = {HIFLOW: ("hiflow", "HiFlow"), "DyPESEGA_ImaxCascade": ("imax", "I-Max")}
+CASCADES = {HIFLOW: ("hiflow", "HiFlow"), "DyPESEGA_ImaxCascade": ("imax", "I-Max"),
+            "DyPESEGA_HrditCascade": ("hrdit", "HRDiT")}
 # The cascades' widgets in order (seed, its control, steps, cfg, denoise, scales, ...): the ones a card reads
 HIFLOW_STEPS, HIFLOW_CFG, HIFLOW_DENOISE, HIFLOW_SCALES, HIFLOW_STAGE_STEPS = 2, 3, 4, 5, 6
 THUMB = 768  # px, square like the browser's cards (shown about 250 px wide: type below 30 px is not readable)
