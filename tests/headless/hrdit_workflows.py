@@ -25,6 +25,10 @@ SHAPES[HRDIT] = ([("model", "MODEL"), ("positive", "CONDITIONING"), ("negative",
 OPTIONAL_INPUTS.add((HRDIT, "stage_model"))
 #: HiFlow's cascade node height (hiflow_workflows.CASCADE_H, 16 widget rows) plus five rows of 24 px.
 CASCADE_H = 518 + 5 * 24
+#: Below the node: Nodes 2.0 on a host without advanced inputs (0.3.75, frontend 1.32) draws all 21 widgets in its
+#: taller rows, 4 screen px over the decode's header without this (tests/test_browser_ui.py).
+NODES2_ROOM = 40
+SAVE_MIN_H = 58  # the least the frontends draw a SaveImage node (a smaller saved height comes back as 58)
 SEED = 3407  # inference.py --seed
 # The node's defaults = the official run (e4aa8c6), in widget order; the seed, then the frontend's
 # control_after_generate value.
@@ -81,13 +85,14 @@ def _flux(name: str) -> dict[str, Any]:
     g.link(pos, 0, neg, "conditioning")
     latent = prompts.add("EmptySD3LatentImage", 110, [1024, 1024, 1])
     cascade = last.add(HRDIT, CASCADE_H, list(OFFICIAL))
+    last.bottom += NODES2_ROOM
     for src, slot in ((unet, "model"), (guidance, "positive"), (neg, "negative"), (vae, "vae"), (latent, "latent")):
         g.link(src, 0, cascade, slot)
     decode = last.add("VAEDecodeTiled", 150, [512, 64, 64, 8])
     g.link(cascade, 0, decode, "samples")
     g.link(vae, 0, decode, "vae")
     save = last.fill("SaveImage", [f"dype/{name.removesuffix('.json').replace(' ', '_')}"],
-                     at_least=BOTTOM - (last.bottom + GAP + TITLE_H))
+                     at_least=max(SAVE_MIN_H, BOTTOM - (last.bottom + GAP + TITLE_H)))
     g.link(decode, 0, save, "images")
     add_note(g, NOTES[name])
     return g.to_json(name)
