@@ -141,7 +141,7 @@ HRDIT = [
     Bad("hrdit", "cfg", NAN, "from 0 to 30"), Bad("hrdit", "denoise", 0, "from 0.01 to 1"),
     Bad("hrdit", "scales", "4, 2", "must grow"), Bad("hrdit", "scales", "x", _LIST),
     Bad("hrdit", "stage_steps", "0, 1", "whole numbers from 1 to 200"),
-    Bad("hrdit", "stage_steps", "40, 1", "stage 1 has 40 steps"),
+    Bad("hrdit", "stage_steps", "40, 1", "stage 1 has 40 steps"), Bad("hrdit", "stage_steps", "x", "e.g. '17, 10'"),
     Bad("hrdit", "spa_steps", "-1, 0", "whole numbers from 0 to 200"),
     Bad("hrdit", "spa_steps", "1.5, 0", "whole numbers from 0 to 200"),
     Bad("hrdit", "spa_steps", "1, 0, 0", "has 3 values for 2 stages"),

@@ -23,6 +23,7 @@ class HrditSettings(HiFlowSettings):
     per axis) and HAP (the authors' scope plan, every ``global_anchor``-th block kept) on the stages."""
 
     node: ClassVar[str] = NODE
+    lists: ClassVar[tuple] = inputs.HRDIT_LISTS  # spa_steps among them, parsed with the others
 
     stage_steps: tuple[int, ...] = (17, 10)
     ntk_factor: tuple[float, ...] = (4.0, 10.0)
@@ -37,7 +38,6 @@ class HrditSettings(HiFlowSettings):
         super().__post_init__()
         checked = {rule.name: rule.check(getattr(self, rule.name), NODE)
                    for rule in (*inputs.HRDIT_NUMBERS, *inputs.HRDIT_FLAGS)}
-        checked["spa_steps"] = inputs.SPA_STEPS.parse(self.spa_steps, NODE, len(self.scales), counted_by="scales")
         for name, value in checked.items():
             object.__setattr__(self, name, value)
         for index, (spa, steps) in enumerate(zip(self.spa_steps, self.stage_steps, strict=True)):
