@@ -9,6 +9,7 @@ from comfy_api.latest import ComfyExtension, io
 
 from .dype_node import DyPEPatchModel
 from .hiflow_node import HiFlowCascade
+from .hrdit_node import HrditCascade
 from .imax_node import ImaxCascade
 from .preview_node import DyPESchedulePreview
 from .sega_node import SEGAAttention
@@ -22,7 +23,7 @@ class DyPESEGAExtension(ComfyExtension):
         serve_card_pictures()
 
     async def get_node_list(self) -> list[type[io.ComfyNode]]:
-        return [DyPEPatchModel, SEGAAttention, DyPESchedulePreview, HiFlowCascade, ImaxCascade]
+        return [DyPEPatchModel, SEGAAttention, DyPESchedulePreview, HiFlowCascade, ImaxCascade, HrditCascade]
 
 
 def card_picture_route(routes, folder: str, workflows: Path) -> None:

@@ -26,12 +26,13 @@ sys.path.insert(0, str(ROOT / "tests"))
 WORKFLOWS = ROOT / "workflows"
 # The default is checked by tests/test_demo.py and run by .ci/run: a renamed workflow fails CI, not a newcomer.
 DEFAULT_WORKFLOW = "04 DyPE + SEGA 4K 4096px FLUX.1-Krea-dev"
-KINDS = ("one pass", "HiFlow from a prompt", "HiFlow from an image", "I-Max from a prompt", "editing", "video")
+KINDS = ("one pass", "HiFlow from a prompt", "HiFlow from an image", "I-Max from a prompt", "HRDiT from a prompt",
+         "editing", "video")
 # One of each, all on both hosts (tests/test_demo.py checks each kind). Editing: Kontext, as Qwen-Image-Edit's text
 # encoder node scales its reference to 1 Mpx (13 s instead of 2 s on tiny models, 2 cores).
 EACH_KIND = {"one pass": "04", "HiFlow from a prompt": "26", "HiFlow from an image": "28", "I-Max from a prompt": "35",
-             "editing": "30", "video": "24"}
-HIFLOW, IMAX = "DyPESEGA_HiFlowCascade", "DyPESEGA_ImaxCascade"
+             "HRDiT from a prompt": "36", "editing": "30", "video": "24"}
+HIFLOW, IMAX, HRDIT = "DyPESEGA_HiFlowCascade", "DyPESEGA_ImaxCascade", "DyPESEGA_HrditCascade"
 
 
 def kind_of(workflow: dict) -> str:
@@ -43,6 +44,8 @@ def kind_of(workflow: dict) -> str:
         return "HiFlow from an image" if "LoadImage" in types else "HiFlow from a prompt"
     if IMAX in types:
         return "I-Max from a prompt"
+    if HRDIT in types:
+        return "HRDiT from a prompt"
     return "editing" if "LoadImage" in types else "one pass"
 
 
@@ -104,7 +107,7 @@ def _describe(prompt: dict, tiny: dict, plan) -> list[str]:
         kind, real, small = node["class_type"], node["inputs"], tiny[node_id]["inputs"]
         if "width" in real and "height" in real and "width" in small:
             lines.append(f"{kind}: {real['width']}x{real['height']} -> {small['width']}x{small['height']} px")
-        if kind in (HIFLOW, IMAX):
+        if kind in (HIFLOW, IMAX, HRDIT):
             lines.append(f"{kind}: scales {real['scales']}, base {small['steps']} steps (workflow: {real['steps']}), "
                          f"stages {small['stage_steps']} steps (workflow: {real['stage_steps']}), denoise "
                          f"{real['denoise']}, {real.get('schedule', real.get('guidance_schedule'))}")
@@ -129,7 +132,7 @@ def write_schedule_preview(out_dir: Path, prompt: dict, family: str, name: str) 
     latent = next((nodes[k] for k in LATENT_NODES if k in nodes), None)
     dype, sampler = nodes.get("DyPESEGA_PatchModel", {}), nodes.get("KSampler")
     sega = nodes.get("DyPESEGA_SEGAAttention")
-    if latent is None or sampler is None or HIFLOW in nodes or IMAX in nodes:  # video, cascades: no single schedule
+    if latent is None or sampler is None or any(c in nodes for c in (HIFLOW, IMAX, HRDIT)):  # video, cascades: none
         return None
     preview, rope = host.pack_submodule("nodes.schedule_preview"), host.pack_submodule("rope")
     spectral = host.pack_submodule("spectral")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 NAN, INF = math.nan, math.inf
 NODES = {"dype": "DyPE Patch Model", "sega": "SEGA Attention", "preview": "DyPE Schedule Preview",
-         "hiflow": "HiFlow Cascade", "imax": "I-Max Cascade"}
+         "hiflow": "HiFlow Cascade", "imax": "I-Max Cascade", "hrdit": "HRDiT Cascade"}
 
 
 @dataclass(frozen=True)
@@ -136,4 +136,25 @@ IMAX = [
     Bad("imax", "wavelet_level", 0, "from 1 to 10"), Bad("imax", "wavelet_level", 11, "from 1 to 10"),
     Bad("imax", "wavelet_level", 1.5, "a whole number", prompt=False),
 ]
-CASES = DYPE + SEGA + PREVIEW + HIFLOW + IMAX
+HRDIT = [
+    Bad("hrdit", "seed", -1, "from 0 to 18446744073709551615"), Bad("hrdit", "steps", 1, "from 2 to 200"),
+    Bad("hrdit", "cfg", NAN, "from 0 to 30"), Bad("hrdit", "denoise", 0, "from 0.01 to 1"),
+    Bad("hrdit", "scales", "4, 2", "must grow"), Bad("hrdit", "scales", "x", _LIST),
+    Bad("hrdit", "stage_steps", "0, 1", "whole numbers from 1 to 200"),
+    Bad("hrdit", "stage_steps", "40, 1", "stage 1 has 40 steps"), Bad("hrdit", "stage_steps", "x", "e.g. '17, 10'"),
+    Bad("hrdit", "spa_steps", "-1, 0", "whole numbers from 0 to 200"),
+    Bad("hrdit", "spa_steps", "1.5, 0", "whole numbers from 0 to 200"),
+    Bad("hrdit", "spa_steps", "1, 0, 0", "has 3 values for 2 stages"),
+    Bad("hrdit", "spa_steps", "3, 0", "SPA can be on for at most 2"), Bad("hrdit", "spa_steps", None, _LIST),
+    Bad("hrdit", "group_num", 1, "from 2 to 1024"), Bad("hrdit", "group_num", 1025, "from 2 to 1024"),
+    Bad("hrdit", "group_num", NAN, "a whole number"), Bad("hrdit", "group_num", 2.5, "a whole number", prompt=False),
+    Bad("hrdit", "global_anchor", -1, "from 0 to 4096"), Bad("hrdit", "global_anchor", INF, "from 0 to 4096"),
+    Bad("hrdit", "spa", "False", _FLAG, prompt=False), Bad("hrdit", "hap", 0, _FLAG, prompt=False),
+    Bad("hrdit", "stage_guidance", "nan, 6", "from 0 to 100"), Bad("hrdit", "alphas", "-1, 0.25", "from 0 to 1"),
+    Bad("hrdit", "betas", "inf, 0.5", "from 0 to 1"), Bad("hrdit", "filter_ratio", "0, 0.2", "> 0 and at most 1"),
+    Bad("hrdit", "ntk_factor", "0, 10", "> 0 and at most 1000"),
+    Bad("hrdit", "proportional_attention", "False", _FLAG, prompt=False),
+    Bad("hrdit", "swin", 1, _FLAG, prompt=False), Bad("hrdit", "sharpen", NAN, "from 0 to 4"),
+    Bad("hrdit", "schedule", "shift 3", _ONE_OF),
+]
+CASES = DYPE + SEGA + PREVIEW + HIFLOW + IMAX + HRDIT

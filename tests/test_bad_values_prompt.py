@@ -12,6 +12,7 @@ from headless import runner
 pytestmark = pytest.mark.usefixtures("comfy_host")
 THROUGH_PROMPT = [case for case in CASES if case.prompt]
 OUR_NODE = "2"  # the node under test in every prompt below
+_SCHEDULE = "official HiFlow (FLUX.1-dev dynamic shift)"  # nodes/inputs/cascade.py OFFICIAL_SHIFT
 
 
 def _loaders(family: str = "flux") -> dict:
@@ -48,13 +49,18 @@ def prompt_for(node: str) -> dict:
             "6": {"class_type": "PreviewImage", "inputs": {"images": [OUR_NODE, 0]}}}
     wired = dict(model=["1", 0], positive=["4", 0], negative=["4", 0], vae=["8", 0], latent=["5", 0], seed=0, steps=4,
                  cfg=1.0, denoise=1.0, proportional_attention=True, swin=True)
-    if node == "imax":
+    if node == "hrdit":
+        inputs = dict(wired, swin=False, scales="2, 4", stage_steps="2, 1", spa_steps="2, 0", group_num=80,
+                      global_anchor=32, spa=True, hap=True, stage_guidance="4.5, 6", alphas="1.0, 0.25",
+                      betas="0.5, 0.5", filter_ratio="0.2, 0.2", ntk_factor="4, 10", sharpen=1.0,
+                      schedule=_SCHEDULE)
+    elif node == "imax":
         inputs = dict(wired, scales="4", stage_steps="3", stage_guidance="7", base_shift=3.0, stage_shift="6",
                       ntk_factor="10", text_duplication=True, guidance_schedule="cosine_decay", wavelet_level=1)
     else:
         inputs = dict(wired, scales="2, 4", stage_steps="2, 1", stage_guidance="4.5, 6", alphas="1.0, 0.25",
                       betas="0.5, 0.5", filter_ratio="0.2, 0.2", ntk_factor="10, 10", sharpen=1.0)
-    node_id = "DyPESEGA_ImaxCascade" if node == "imax" else "DyPESEGA_HiFlowCascade"
+    node_id = {"imax": "DyPESEGA_ImaxCascade", "hrdit": "DyPESEGA_HrditCascade"}.get(node, "DyPESEGA_HiFlowCascade")
     return {**_loaders(), "8": {"class_type": "DyPESEGATest_TinyEncodingVAELoader",
                                 "inputs": {"family": "flux", "seed": 0}},
             OUR_NODE: {"class_type": node_id, "inputs": inputs},

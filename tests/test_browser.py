@@ -169,7 +169,7 @@ def test_node_help_pages_aliases_and_advanced_inputs_reach_the_frontend(page):
 
     host.boot()  # this process's ComfyUI tree is the server's: its comfy_api says what the server sends
     ids = ["DyPESEGA_PatchModel", "DyPESEGA_SEGAAttention", "DyPESEGA_SchedulePreview", "DyPESEGA_HiFlowCascade",
-           "DyPESEGA_ImaxCascade"]
+           "DyPESEGA_ImaxCascade", "DyPESEGA_HrditCascade"]
     got = page.evaluate(HELP, ids)
     ui_hints = host.pack_submodule("nodes.inputs.ui_hints")
     for node_id, seen in got.items():
@@ -225,7 +225,8 @@ def test_workflow_opens_readable_and_round_trips(page, path: Path):
         seen = by_id[node["id"]]
         assert seen["type"] == node["type"]
         assert seen["widgets"] == node["widgets_values"], node["type"]
-        if node["type"] in ("DyPESEGA_HiFlowCascade", "DyPESEGA_ImaxCascade"):  # as tall as it needs, no taller
+        if node["type"] in ("DyPESEGA_HiFlowCascade", "DyPESEGA_ImaxCascade", "DyPESEGA_HrditCascade"):  # as tall as
+            # it needs, no taller
             # (issue 33: 640 for 518)
             need = page.evaluate("id => app.graph.getNodeById(id).computeSize()[1]", node["id"])
             assert node["size"][1] == pytest.approx(need, abs=1), (node["size"], need)

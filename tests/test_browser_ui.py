@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 
 import pytest
-from headless import browser, hiflow_workflows, imax_workflows, make_workflows, nodes2, runner
+from headless import browser, hiflow_workflows, hrdit_workflows, imax_workflows, make_workflows, nodes2, runner
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "out" / "browser" / "ui"
 WORKFLOWS = sorted(runner.WORKFLOWS_DIR.glob("*.json"))
@@ -39,7 +39,9 @@ HELP_PAGES = [(HELP_WORKFLOW, "DyPESEGA_PatchModel", "DyPE Patch Model", "DyPESE
               (make_workflows.shipped(hiflow_workflows.FLUX_HIFLOW), "DyPESEGA_HiFlowCascade", "HiFlow Cascade",
                "DyPESEGA_HiFlowCascade.png"),
               (make_workflows.shipped(imax_workflows.FLUX_IMAX), "DyPESEGA_ImaxCascade", "I-Max Cascade",
-               "DyPESEGA_ImaxCascade.png")]
+               "DyPESEGA_ImaxCascade.png"),
+              (make_workflows.shipped(hrdit_workflows.FLUX_HRDIT), "DyPESEGA_HrditCascade", "HRDiT Cascade",
+               "DyPESEGA_HrditCascade.png")]
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ the reason (conftest.py).
   (the step and model-call wrappers, the embedder) and "default" inside the host's code they call.
 * comfy-kitchen's apply_rope (0.30) on CUDA tensors with our per-sample scaled tables, per backend.
 * Qwen-Image 2.1's fused rms_rope on CUDA with one table or one per sample (CPU twin: test_qwen_image21_kernel.py).
+* HRDiT's HAP kernel on CUDA: the compiled FlexAttention on the kept entries (CPU twin: test_hrdit_math.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import tiny_models
 import torch
 from capture import capture
 from patching import _pack, dype
+from test_hrdit_math import _kernel_error as hap_kernel_error
 from test_qwen_image21_kernel import _check as check_rms_rope
 from test_sega_host import sega
 from test_worker_threads_and_devices import _kitchen, _scaled_per_sample_table
@@ -243,3 +245,11 @@ def test_rms_rope_on_cuda_takes_one_table_or_one_per_sample(rows, backend):
     ck = _kitchen()
     with kitchen_backend(ck, backend):
         check_rms_rope("cuda", rows, torch.bfloat16, dict(rtol=2e-2, atol=2e-2))
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype,tolerance", [(torch.float32, 2e-5), (torch.bfloat16, 3e-2)])
+def test_hap_kernel_on_cuda_is_compiled_flex_attention_on_the_kept_entries(dtype, tolerance):
+    """The CUDA twin of test_hrdit_math.py's test_hap_kernel_through_its_plan_on_the_cpu: there the kernel picks
+    the compiled FlexAttention (the official route)."""
+    assert hap_kernel_error("cuda", dtype, None) < tolerance

@@ -20,14 +20,15 @@ MAX_LINES = 300
 PACK_PARTS = ("nodes", "rope", "spectral", "__init__.py", "__main__.py")
 TEST_DIRS = ("tests",)
 #: torch only, never ComfyUI: the math, the family facts and the preview's drawing (its node imports ComfyUI).
-PURE = ("rope", "spectral", "nodes/families", "nodes/schedule_preview")
-NODE_CLASSES = ("nodes.dype_node", "nodes.sega_node", "nodes.preview_node", "nodes.hiflow_node", "nodes.imax_node")
+PURE = ("rope", "spectral", "nodes/families", "nodes/schedule_preview", "nodes/hap")
+NODE_CLASSES = ("nodes.dype_node", "nodes.sega_node", "nodes.preview_node", "nodes.hiflow_node", "nodes.imax_node",
+                "nodes.hrdit_node")
 
 #: package -> rank: a module may import the modules of its own package and those of any lower rank.
 PACKAGES: dict[str, int] = {
     "rope": 0, "spectral": 0,
     "nodes.families": 1,
-    "nodes.rope_patch": 2,
+    "nodes.rope_patch": 2, "nodes.hap": 2,  # HAP's kernel reaches the engine as a value (an AttentionPlan's)
     "nodes.inputs": 2,  # the input rules: the node classes, the cascades' settings and the preview's CLI read them
     "nodes.schedule_preview": 3, "nodes.cascade": 3,
     "nodes.bench": 4,  # it times the cascades (nodes.cascade) against one pass

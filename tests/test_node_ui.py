@@ -1,4 +1,4 @@
-"""What the frontend gets from the five nodes beyond their inputs (issues 26, 33): search aliases and advanced inputs
+"""What the frontend gets from the six nodes beyond their inputs (issues 26, 33): search aliases and advanced inputs
 where the host's V3 API has them (detected from its classes, as the nodes do), a help page per node in the pack's
 WEB_DIRECTORY, a tooltip on every input that says what it does, and a preview graph saved with an internal family
 id that still validates and runs."""
@@ -15,7 +15,7 @@ import pytest
 pytestmark = pytest.mark.usefixtures("comfy_host")
 
 NODE_IDS = ("DyPESEGA_PatchModel", "DyPESEGA_SEGAAttention", "DyPESEGA_SchedulePreview", "DyPESEGA_HiFlowCascade",
-            "DyPESEGA_ImaxCascade")
+            "DyPESEGA_ImaxCascade", "DyPESEGA_HrditCascade")
 #: What a beginner does not need on a first run: folded away where the frontend can (the issue's list).
 ADVANCED = {
     "DyPESEGA_PatchModel": {"lambda_t", "lambda_s", "yarn_thresholds"},
@@ -28,6 +28,10 @@ ADVANCED = {
     "DyPESEGA_ImaxCascade": {"scales", "stage_steps", "stage_guidance", "base_shift", "stage_shift", "ntk_factor",
                              "proportional_attention", "text_duplication", "swin", "guidance_schedule",
                              "wavelet_level"},
+    # as HiFlow's, but spa and hap shown (the method's two switches)
+    "DyPESEGA_HrditCascade": {"scales", "stage_steps", "spa_steps", "group_num", "global_anchor", "stage_guidance",
+                              "alphas", "betas", "filter_ratio", "ntk_factor", "proportional_attention", "swin",
+                              "sharpen", "schedule"},
 }
 #: Words a user searching the node library types for this pack (issue 26), each node found by all of them.
 SEARCH_WORDS = ("4K", "upscale", "high resolution", "extrapolation", "DyPE", "SEGA", "YaRN", "NTK")
@@ -108,11 +112,12 @@ def test_each_help_page_names_every_input_and_its_pictures_exist(registry, node_
         assert (HELP_DIR / picture).is_file(), picture
 
 
-@pytest.mark.parametrize(("node_id", "lists"), [("DyPESEGA_HiFlowCascade", "HIFLOW_LISTS"),
-                                               ("DyPESEGA_ImaxCascade", "IMAX_LISTS")])
-def test_the_cascades_list_inputs_say_their_form(registry, node_id, lists):
+@pytest.mark.parametrize(("node_id", "module", "lists"), [("DyPESEGA_HiFlowCascade", "cascade", "HIFLOW_LISTS"),
+                                                         ("DyPESEGA_ImaxCascade", "cascade", "IMAX_LISTS"),
+                                                         ("DyPESEGA_HrditCascade", "hrdit", "HRDIT_LISTS")])
+def test_the_cascades_list_inputs_say_their_form(registry, node_id, module, lists):
     """Each per-stage list's tooltip says one entry per stage and the separator (the rule's own words)."""
-    rules = host.pack_submodule("nodes.inputs.cascade")
+    rules = host.pack_submodule(f"nodes.inputs.{module}")
     inputs = _inputs(registry.NODE_CLASS_MAPPINGS[node_id])
     for rule in getattr(rules, lists):
         assert "one per stage, separated by ','" in inputs[rule.name]["tooltip"], rule.name
@@ -120,7 +125,7 @@ def test_the_cascades_list_inputs_say_their_form(registry, node_id, lists):
         assert inputs[rule.name]["default"] == rule.default, rule.name
 
 
-@pytest.mark.parametrize("drawing", ["hiflow_picture", "imax_picture"])
+@pytest.mark.parametrize("drawing", ["hiflow_picture", "imax_picture", "hrdit_picture"])
 def test_the_cascade_help_pictures_are_the_cascades_at_the_nodes_defaults(drawing):
     """Redrawn from the input definitions each must be the committed picture (pixel for pixel)."""
     import importlib

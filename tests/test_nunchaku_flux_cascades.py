@@ -208,3 +208,25 @@ def test_the_imax_stage_embedder_outside_the_clones_calls_is_nunchakus_own(parts
     ids = torch.zeros(11, 3)
     ids[7:, 1], ids[7:, 2] = torch.tensor([0.0, 0.0, 1.0, 1.0]), torch.tensor([0.0, 1.0, 0.0, 1.0])
     assert embedder is not original and torch.equal(embedder(ids), original(ids))
+
+
+def test_hrdit_refuses_spa_and_hap_by_name_and_without_them_is_flux_bit_for_bit(parts):
+    """SPA and HAP work through ComfyUI's attention override, which nunchaku's fused attention never calls: refused
+    naming Nunchaku FLUX; with both off HRDiT's cascade (HiFlow's at HRDiT's settings) equals ComfyUI's Flux."""
+    nunchaku, flux = parts[:2]
+    c = cref.Case(stage_steps=(4, 2), cfg=2.0)
+
+    def hrdit(spa: bool, hap: bool):
+        return _pack("nodes.cascade").HrditSettings(
+            steps=c.steps, cfg=c.cfg, scales=c.scales, stage_steps=c.stage_steps, stage_guidance=c.guidance,
+            alphas=c.alphas, betas=c.betas, filter_ratio=c.ratios, sharpen=c.sharpen, swin=c.swin,
+            spa_steps=(1, 0), spa=spa, hap=hap)
+
+    for spa, hap in ((True, False), (False, True)):
+        with pytest.raises(_pack("nodes.families").UnsupportedModelError,
+                           match=r"^HRDiT Cascade: SPA and HAP .*Nunchaku FLUX runs its attention inside nunchaku's "
+                                 r"fused kernels.*Turn 'spa' and 'hap' off"):
+            run(parts, nunchaku, hrdit(spa, hap))
+    ours, want = run(parts, nunchaku, hrdit(False, False)), run(parts, flux, hrdit(False, False))
+    for got, expected in zip(ours.stages, want.stages, strict=True):
+        assert torch.equal(got["samples"], expected["samples"])

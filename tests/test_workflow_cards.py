@@ -110,7 +110,7 @@ def test_docs_list_every_workflow_and_readme_pictures_exist():
 
     root = runner.WORKFLOWS_DIR.parent
     table = (root / "docs" / "workflows.md").read_text(encoding="utf-8")
-    rows = re.findall(r"^\| (\d\d (?:edit )?(?:DyPE|SEGA|HiFlow|I-Max)[^|]*?)(?: [¹²])? \|", table, re.M)  # ¹ ²: newer hosts
+    rows = re.findall(r"^\| (\d\d (?:edit )?(?:DyPE|SEGA|HiFlow|I-Max|HRDiT)[^|]*?)(?: [¹²])? \|", table, re.M)  # ¹ ²: newer hosts
     assert sorted(rows) == sorted(p.stem for p in WORKFLOWS)
     readme = (root / "README.md").read_text(encoding="utf-8")
     pictures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", readme)

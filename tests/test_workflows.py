@@ -17,6 +17,7 @@ import pytest
 from headless import (
     graph,
     hiflow_workflows,
+    hrdit_workflows,
     imax_workflows,
     make_workflows,
     newest_workflows,
@@ -32,11 +33,13 @@ WORKFLOWS = sorted(runner.WORKFLOWS_DIR.glob("*.json"))
 SHIPPED = {make_workflows.shipped(key) for key in (
     make_workflows.FLUX_DEV_4096, make_workflows.FLUX_KREA_SEGA, make_workflows.FLUX_KREA_4096, make_workflows.QWEN_4096,
     make_workflows.FLUX_DEV_UHD, *(spec.file for spec in make_workflows.SPECS), *video_workflows.NAMES,
-    *paper_workflows.NAMES, *hiflow_workflows.NAMES, *newest_workflows.NAMES, *imax_workflows.NAMES)}
+    *paper_workflows.NAMES, *hiflow_workflows.NAMES, *newest_workflows.NAMES, *imax_workflows.NAMES,
+    *hrdit_workflows.NAMES)}
 VIDEO_FILES = {make_workflows.shipped(name) for name in video_workflows.NAMES}
-# The cascades (HiFlow, I-Max): no KSampler, 4x out
+# The cascades (HiFlow, I-Max, HRDiT): no KSampler, 4x out
 CASCADE_NODES = {**{make_workflows.shipped(n): hiflow_workflows.HIFLOW for n in hiflow_workflows.NAMES},
-                 **{make_workflows.shipped(n): imax_workflows.IMAX for n in imax_workflows.NAMES}}
+                 **{make_workflows.shipped(n): imax_workflows.IMAX for n in imax_workflows.NAMES},
+                 **{make_workflows.shipped(n): hrdit_workflows.HRDIT for n in hrdit_workflows.NAMES}}
 CASCADE_FILES = set(CASCADE_NODES)
 IMAGE_WORKFLOWS = [p for p in WORKFLOWS if p.name not in VIDEO_FILES | CASCADE_FILES]  # video: test_video_workflows
 CASCADES = [p for p in WORKFLOWS if p.name in CASCADE_FILES]
@@ -106,7 +109,8 @@ def test_workflow_parses_and_documents_itself(path: Path):
     assert wf["version"] == 0.4 and wf["nodes"] and wf["links"]
     notes = [n["widgets_values"][0] for n in wf["nodes"] if n["type"] == "MarkdownNote"]
     assert len(notes) == 1
-    ours = [n for n in wf["nodes"] if n["type"] in (*runner.OUR_NODES, hiflow_workflows.HIFLOW, imax_workflows.IMAX)]
+    ours = [n for n in wf["nodes"] if n["type"] in (*runner.OUR_NODES, hiflow_workflows.HIFLOW, imax_workflows.IMAX,
+                                                   hrdit_workflows.HRDIT)]
     assert ours and all(n["properties"]["cnr_id"] == "comfyui-dype-sega" for n in ours)
     assert all(n["properties"]["Node name for S&R"] == n["type"] for n in wf["nodes"] if n["type"] != "MarkdownNote")
     types = {n["type"] for n in wf["nodes"]}
@@ -168,9 +172,10 @@ def test_cascade_runs_on_tiny_models_to_four_times_the_base(path: Path, tmp_path
     result, plan = runner.run_workflow_tiny(path, tmp_path, side=256, steps=4)
     assert result.success, result.error()
     imax = CASCADE_NODES[path.name] == imax_workflows.IMAX
+    hrdit = CASCADE_NODES[path.name] == hrdit_workflows.HRDIT
     assert plan.scales == ([4.0] if imax else [2.0, 4.0]) and plan.latent_px == [(64, 64)]
     assert plan.image_px == (256, 256) and plan.base_steps == (4, 30)
-    assert plan.stage_steps == (([4], [30]) if imax else ([2, 1], [16, 10]))
+    assert plan.stage_steps == (([4], [30]) if imax else ([2, 1], [17, 10]) if hrdit else ([2, 1], [16, 10]))
     (stats,) = result.stats
     assert stats["shape"] == [1, 256, 256, 3]
     assert stats["finite"] and stats["std"] > 0

@@ -68,7 +68,8 @@ StageModels = Callable[[StageContext], object]
 
 class HiFlowMethod:
     """HiFlow in the room. ``stage_models`` replaces the official stage model per stage (HRDiT's: NTK per stage
-    plus its own transforms); the node's 'stage_model' input, when connected, wins over both."""
+    plus SPA and HAP) and decides what the node's 'stage_model' input (``context.stage_model``) becomes; without
+    it, that input, when connected, wins over the official stage model."""
 
     keeps_predictions = True
 
@@ -81,9 +82,12 @@ class HiFlowMethod:
     def first_read(self, index: int) -> int:
         return self.settings.steps - self.settings.stage_steps[index]
 
-    def official_model(self, context: StageContext):
+    def stage_model(self, context: StageContext):
+        """The MODEL stage ``context.index`` samples."""
         if self.stage_models is not None:
             return self.stage_models(context)
+        if context.stage_model is not None:
+            return context.stage_model
         s = self.settings
         return official_stage_model(context.model, context.adapter, s.ntk_factor[context.index],
                                     s.proportional_attention, self.node)
@@ -95,6 +99,6 @@ class HiFlowMethod:
                                 hf.blur_width(context.seed, index))
         rule = HiFlowStep(context.predictions, self.first_read(index), steps, s.alphas[index], s.betas[index],
                           s.filter_ratio[index], s.swin, record=index < len(s.scales) - 1)
-        return StagePlan(model=context.stage_model or self.official_model(context),
+        return StagePlan(model=self.stage_model(context),
                          sigmas=hf.stage_sigmas(context.base_sigmas, steps), start=start, rule=rule,
                          guidance=s.stage_guidance[index], seed=hf.stage_seed(context.seed, index + 1))

@@ -40,6 +40,15 @@ class HiFlowStageEmbedder(torch.nn.Module):
         m = proportional_temperature(int(ids.shape[1]), self.trained_tokens)  # from the shape: no host sync
         return table if m == 1.0 else table * m
 
+    def spa_table(self, ids: torch.Tensor) -> torch.Tensor:
+        """HRDiT's SPA variants (nodes/rope_patch/spa.py): the model's own theta (the official ntk_factor=1.0 for
+        bundled ids), with the same proportional-attention temperature."""
+        table = self.original(ids)
+        if not self.proportional:
+            return table
+        m = proportional_temperature(int(ids.shape[1]), self.trained_tokens)
+        return table if m == 1.0 else table * m
+
 
 def official_stage_model(model, adapter: FamilyAdapter, factor: float, proportional: bool, node: str = NODE):
     """A clone of ``model`` with HiFlow's official stage rotary table and attention scale (HRDiT's too: its

@@ -25,6 +25,8 @@ class HiFlowSettings:
     it with its own ``node`` (the name its errors start with) and defaults."""
 
     node: ClassVar[str] = NODE
+    #: the per-stage list inputs, scales first (a rule built on HiFlow's names its own: its defaults in messages)
+    lists: ClassVar[tuple] = inputs.HIFLOW_LISTS
 
     steps: int = inputs.STEPS.default
     denoise: float = inputs.DENOISE.default
@@ -46,7 +48,7 @@ class HiFlowSettings:
         checked["schedule"] = inputs.SCHEDULE.check(self.schedule, self.node)
         scales = inputs.SCALES.parse(self.scales, self.node)
         checked["scales"] = scales
-        for rule in inputs.HIFLOW_LISTS[1:]:
+        for rule in self.lists[1:]:
             checked[rule.name] = rule.parse(getattr(self, rule.name), self.node, len(scales), counted_by="scales")
         for name, value in checked.items():
             object.__setattr__(self, name, value)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import torch
 
+from ...rope import plain_frequencies
 from .batch_table import table_rows
 from .config import LABEL_TABLE
 from .errors import concurrent_sampling_error
-from .scopes import CALL, CallScope
+from .scopes import CALL, AxisSchedule, CallScope
 from .tables import embed_ids
 
 
@@ -52,6 +53,18 @@ class ExtrapolatingRopeEmbedder(torch.nn.Module):
             return embed_ids(ids, self.axes_dim, float(self.theta), axes, scope.pe_unsqueeze_dim, scope.device)
         with torch.profiler.record_function(LABEL_TABLE):
             return embed_ids(ids, self.axes_dim, float(self.theta), axes, scope.pe_unsqueeze_dim, scope.device)
+
+    def spa_table(self, ids: torch.Tensor) -> torch.Tensor:
+        """SPA's table for bundled ``ids`` (spa.py): the model's own frequencies on every column, with this call's
+        temperatures (SEGA's, YaRN's) on the spatial ones: SPA replaces the positions, not the temperatures."""
+        scope = self.call_scope()
+        if scope is None:
+            return self.original(ids)
+        ids, axes = table_rows(ids, scope)
+        theta = float(self.theta)
+        plain = tuple(AxisSchedule(axis.column, plain_frequencies(self.axes_dim[axis.column], theta, scope.device)[None],
+                                   axis.temperature) for axis in axes)
+        return embed_ids(ids, self.axes_dim, theta, plain, scope.pe_unsqueeze_dim, scope.device)
 
 
 def describe_module(module: object) -> str:

@@ -23,6 +23,7 @@ from .errors import embedder_swapped_error
 from .prefix_cache import per_step_options
 from .schedule import build_call_scope
 from .scopes import CALL, RUN, STEP, STEP_KEY, RunScope, StepScope, current_run, current_step, warn
+from .spa import SpaEmbedder
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +88,8 @@ def apply_model_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control
         if run is not None and run.expected_embedder is not None and embedder is not run.expected_embedder:
             raise embedder_swapped_error(base_model, adapter.embedder_attr, embedder, run.expected_embedder,
                                          run.patcher)
+        if isinstance(embedder, SpaEmbedder):  # an HRDiT stage clone's SPA embedder holds ours (spa.py)
+            embedder = embedder.inner
         if isinstance(embedder, ExtrapolatingRopeEmbedder):
             scope = build_call_scope(config, adapter, embedder, x, t, step, base_model)
             if scope is not None:  # a table of our own: a cache of keys across steps must not keep the old ones

@@ -19,11 +19,13 @@ RECIPES = {
     "hiflow": ("HiFlow cascade", (118, 66, 160)),
     "hiflow+dype+sega": ("HiFlow + DyPE + SEGA · ours", (22, 122, 88)),
     "imax": ("I-Max cascade", (22, 110, 130)),
+    "hrdit": ("HRDiT cascade", (40, 96, 150)),
 }
 BAND = 156  # px: the recipe's coloured band at the top
 HIFLOW = "DyPESEGA_HiFlowCascade"
 #: The cascade nodes: the recipe (and the chain's label) of a card whose graph has one.
-CASCADES = {HIFLOW: ("hiflow", "HiFlow"), "DyPESEGA_ImaxCascade": ("imax", "I-Max")}
+CASCADES = {HIFLOW: ("hiflow", "HiFlow"), "DyPESEGA_ImaxCascade": ("imax", "I-Max"),
+            "DyPESEGA_HrditCascade": ("hrdit", "HRDiT")}
 # The cascades' widgets in order (seed, its control, steps, cfg, denoise, scales, ...): the ones a card reads
 HIFLOW_STEPS, HIFLOW_CFG, HIFLOW_DENOISE, HIFLOW_SCALES, HIFLOW_STAGE_STEPS = 2, 3, 4, 5, 6
 THUMB = 768  # px, square like the browser's cards (shown about 250 px wide: type below 30 px is not readable)
@@ -219,9 +221,10 @@ def help_picture_bytes() -> bytes:
 
 def write_help_pictures() -> None:
     """The pictures of the nodes' help pages: the schedule (DyPE, SEGA, the preview) and the cascades (HiFlow,
-    I-Max)."""
-    from . import hiflow_picture, imax_picture
+    I-Max, HRDiT)."""
+    from . import hiflow_picture, hrdit_picture, imax_picture
 
     HELP_PICTURE.write_bytes(help_picture_bytes())
     hiflow_picture.PICTURE.write_bytes(hiflow_picture.picture_bytes())
     imax_picture.PICTURE.write_bytes(imax_picture.picture_bytes())
+    hrdit_picture.PICTURE.write_bytes(hrdit_picture.picture_bytes())

@@ -216,7 +216,8 @@ def _numbers() -> dict[str, int]:
     """Each key's card number: the workflows above in order from 1, then the paper settings' and the newest models'
     fixed numbers (their modules' FIRST_NUMBER on), each group after the one before."""
     numbers = {k: number for number, k in enumerate(_keys(), start=1)}
-    for group in (_paper_workflows(), _sibling("newest_workflows"), _sibling("imax_workflows")):
+    for group in (_paper_workflows(), _sibling("newest_workflows"), _sibling("imax_workflows"),
+                  _sibling("hrdit_workflows")):
         if len(numbers) >= group.FIRST_NUMBER:
             raise ValueError(f"{len(numbers)} workflows come before {group.__name__}.FIRST_NUMBER {group.FIRST_NUMBER}")
         numbers |= {k: number for number, k in enumerate(group.NAMES, start=group.FIRST_NUMBER)}
@@ -246,13 +247,14 @@ def build_all() -> dict[str, dict[str, Any]]:
             prompt=PROMPT_WIDE, seed=2024, slug="flux1-dev_3840x2160"),
         **{spec.file: family_workflow(spec) for spec in SPECS},
     } | _video_workflows().build_video() | _paper_workflows().build_paper() | _hiflow_workflows().build() \
-        | _sibling("newest_workflows").build_newest() | _sibling("imax_workflows").build_imax()
+        | _sibling("newest_workflows").build_newest() | _sibling("imax_workflows").build_imax() \
+        | _sibling("hrdit_workflows").build_hrdit()
     return {shipped(key): built[key] for key in _numbers()}
 
 
 def _sibling(name: str):
     """A module of this package that builds on this one (video_workflows, paper_workflows, hiflow_workflows,
-    newest_workflows, imax_workflows), imported when first needed: it imports this module."""
+    newest_workflows, imax_workflows, hrdit_workflows), imported when first needed: it imports this module."""
     import importlib
 
     return importlib.import_module(f"{__package__ or 'headless'}.{name}")

@@ -1,4 +1,4 @@
-"""A cascade graph (HiFlow: workflows 26-28, I-Max: 35) on tiny stand-ins: ``runner.make_tiny``'s route for a graph
+"""A cascade graph (HiFlow: workflows 26-28, I-Max: 35, HRDiT: 36) on tiny stand-ins: ``runner.make_tiny``'s route for a graph
 the cascade samples. Its image is the last stage's, so the base is ``side`` / the last scale (256 px out: a 64 px base, stages
 128 and 256); every pass is shortened in proportion (the base to ``steps``, each stage to its share of them, at
 least one and never more than the base runs), as a user shortens the node's widgets.
@@ -12,6 +12,7 @@ from typing import Any
 
 from .graph import LATENT_NODES
 from .hiflow_workflows import HIFLOW
+from .hrdit_workflows import HRDIT
 from .imax_workflows import IMAX
 from .runner import (
     OUR_NODES,
@@ -30,7 +31,7 @@ ENCODING_VAE = "DyPESEGATest_TinyEncodingVAELoader"  # the cascade encodes each 
 BASE_SIZE_NODES = (*LATENT_NODES, "ImageScale")  # from a prompt: the empty latent; from an image: its scaling
 
 
-CASCADE_NODES = (HIFLOW, IMAX)  # their widgets shorten alike: steps, scales, stage_steps, denoise
+CASCADE_NODES = (HIFLOW, IMAX, HRDIT)  # their widgets shorten alike: steps, scales, stage_steps, denoise
 
 
 def is_cascade(prompt: dict[str, dict[str, Any]]) -> bool:
@@ -69,6 +70,10 @@ def make_tiny_cascade(prompt: dict[str, dict[str, Any]], *, side: int = 256, ste
     plan = TinyCascadePlan(family, scale, base_steps=(steps, cascade["steps"]), scales=scales)
     plan.stage_steps = (stage_steps(real_stage_steps, cascade["steps"], steps, cascade["denoise"]), real_stage_steps)
     cascade["steps"], cascade["stage_steps"] = steps, ", ".join(map(str, plan.stage_steps[0]))
+    if "spa_steps" in cascade:  # HRDiT: SPA's leading steps, at most the shortened stage's
+        spa = [int(s) for s in numbers(cascade["spa_steps"])]
+        spa = spa * len(scales) if len(spa) == 1 else spa
+        cascade["spa_steps"] = ", ".join(str(min(a, b)) for a, b in zip(spa, plan.stage_steps[0], strict=True))
     for node_id, node in list(tiny.items()):
         inputs, kind = node["inputs"], node["class_type"]
         if kind == "VAELoader":

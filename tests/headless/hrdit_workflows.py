@@ -1,0 +1,102 @@
+"""The HRDiT Cascade example graph, shipped as workflow 36 (make_workflows.build_all, numbered from ``FIRST_NUMBER``
+after I-Max's 35), built from graph.py's shapes and the HiFlow graphs' layout (hiflow_workflows.py): FLUX.1-dev from a
+prompt to 4096² with the official run's settings (zylwithxy/HRDiT e4aa8c6 inference.py, configs/pipeline.json), SPA
+and HAP on. Its note is measured in the frontends like every other note; its card is cards.py's cascade branch;
+tests/test_workflows.py runs it on tiny models to 4x the base latent (tiny_cascade.py, as the demo does).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .graph import GAP, LOADER_W, OPTIONAL_INPUTS, PACK, SHAPES, TITLE_H, Graph, add_note, columns
+from .hiflow_workflows import _FILES, _VRAM24, _VRAM80, BOTTOM, CASCADE_W, PROMPTS_W
+
+HRDIT = "DyPESEGA_HrditCascade"
+SHAPES[HRDIT] = ([("model", "MODEL"), ("positive", "CONDITIONING"), ("negative", "CONDITIONING"), ("vae", "VAE"),
+                  ("latent", "LATENT"), ("stage_model", "MODEL")],
+                 [("seed", "INT"), ("steps", "INT"), ("cfg", "FLOAT"), ("denoise", "FLOAT")]
+                 + [(n, "STRING") for n in ("scales", "stage_steps")] + [(n, "BOOLEAN") for n in ("spa", "hap")]
+                 + [("spa_steps", "STRING"), ("group_num", "INT"), ("global_anchor", "INT")]
+                 + [(n, "STRING") for n in ("stage_guidance", "alphas", "betas", "filter_ratio", "ntk_factor")]
+                 + [(n, "BOOLEAN") for n in ("proportional_attention", "swin")]
+                 + [("sharpen", "FLOAT"), ("schedule", "COMBO")],
+                 [("latent", "LATENT"), ("base", "LATENT")], PACK)
+OPTIONAL_INPUTS.add((HRDIT, "stage_model"))
+#: HiFlow's cascade node height (hiflow_workflows.CASCADE_H, 16 widget rows) plus five rows of 24 px.
+CASCADE_H = 518 + 5 * 24
+#: Below the node: Nodes 2.0 on a host without advanced inputs (0.3.75, frontend 1.32) draws all 21 widgets in its
+#: taller rows, 4 screen px over the decode's header without this (tests/test_browser_ui.py).
+NODES2_ROOM = 40
+SAVE_MIN_H = 58  # the least the frontends draw a SaveImage node (a smaller saved height comes back as 58)
+SEED = 3407  # inference.py --seed
+# The node's defaults = the official run (e4aa8c6), in widget order; the seed, then the frontend's
+# control_after_generate value.
+OFFICIAL = [SEED, "fixed", 30, 1.0, 1.0, "2, 4", "17, 10", True, True, "3, 0", 80, 32, "4.5, 6", "1.0, 0.25",
+            "0.5, 0.5", "0.2, 0.2", "4, 10", True, False, 1.0, "official HiFlow (FLUX.1-dev dynamic shift)"]
+PROMPT = "A textbook shows a large group of people."  # the official README's example prompt
+
+FLUX_HRDIT = "FLUX.1-dev 4096x4096 HRDiT cascade.json"
+NAMES = (FLUX_HRDIT,)
+FIRST_NUMBER = 36  # after I-Max's 35
+#: The peak VRAM is the 4096² stage's step: one model call at 4096², as one 4096² pass (workflow 02; HiFlow's
+#: figures, hiflow_workflows' _VRAM24 / _VRAM80), HAP's masks a few MB. No time figure: HAP's saving is FlexAttention's
+#: on CUDA, which no machine here has run (docs/hrdit.md); the note says what the time is made of instead.
+NOTES = {FLUX_HRDIT: f"""# FLUX.1-dev · 4096² · HRDiT cascade (official)
+**What it does:** **HRDiT Cascade** samples 1024² (30 steps), then 2048² (the last 17 steps of the same schedule, NTK \
+x 4) and 4096² (the last 10, NTK x 10), each stage pulled toward the earlier predictions (HiFlow's rule). **SPA** \
+averages the attention over bundled positions on the first 3 steps at 2048² (structure above 2K); **HAP** prunes \
+each head's attention to the authors' scope plan on every stage step (a shorter run). All inputs are the official \
+run's (zylwithxy/HRDiT: inference.py, configs/pipeline.json). **T5TokenizerOptions min_length 512** pads the prompt \
+as the official code does (HAP counts it as text).
+{_FILES}
+
+**Where this differs, on purpose:**
+- **VAE Decode (Tiled)**: a plain decode of 4096² needs several GB more VRAM.
+- **Seed fixed** (the official 3407): the same image on every run; change it for another. docs/hrdit.md lists \
+every difference from the official code.
+
+**Memory and time (estimates, not measurements):** the peak is the 4096² stage's step, as one 4096² pass (workflow \
+02).
+- 24 GB card (RTX 4090): weight_dtype **fp8_e4m3fn** (the file alone is 22 GB); peak {_VRAM24} VRAM.
+- 80 GB card (A100 / H100): peak {_VRAM80} VRAM.
+- Time: HiFlow's cascade (workflow 26) with one more 2048² step, SPA's 3 bundle variants on 3 steps at 2048², and \
+HAP's pruned attention (at 4096² about 10 % of the attention entries) on every stage step. HAP saves time only \
+with CUDA's FlexAttention (PyTorch 2.5+); elsewhere it computes the same image at full cost.
+
+**Out of memory?** In this order: weight_dtype **fp8_e4m3fn** on the model loader; VAE Decode (Tiled) tile_size \
+**256**, overlap 32; start ComfyUI with **--lowvram**; a smaller final size: **scales 2, 3** (3072²)."""}
+
+
+def _flux(name: str) -> dict[str, Any]:
+    """Loaders; prompts and latent; the cascade with its decode and the image under it (no wire right to left)."""
+    g = Graph()
+    loaders, prompts, last = columns(g, LOADER_W, PROMPTS_W, CASCADE_W)
+    unet = loaders.add("UNETLoader", 82, ["flux1-dev.safetensors", "default"])
+    clip = loaders.add("DualCLIPLoader", 130, ["clip_l.safetensors", "t5xxl_fp16.safetensors", "flux", "default"])
+    vae = loaders.add("VAELoader", 60, ["ae.safetensors"])
+    options = loaders.add("T5TokenizerOptions", 82, [0, 512])
+    g.link(clip, 0, options, "clip")
+    pos = prompts.add("CLIPTextEncode", 200, [PROMPT])
+    g.link(options, 0, pos, "clip")
+    guidance = prompts.add("FluxGuidance", 60, [3.5])
+    g.link(pos, 0, guidance, "conditioning")
+    neg = prompts.add("ConditioningZeroOut", 50, [])
+    g.link(pos, 0, neg, "conditioning")
+    latent = prompts.add("EmptySD3LatentImage", 110, [1024, 1024, 1])
+    cascade = last.add(HRDIT, CASCADE_H, list(OFFICIAL))
+    last.bottom += NODES2_ROOM
+    for src, slot in ((unet, "model"), (guidance, "positive"), (neg, "negative"), (vae, "vae"), (latent, "latent")):
+        g.link(src, 0, cascade, slot)
+    decode = last.add("VAEDecodeTiled", 150, [512, 64, 64, 8])
+    g.link(cascade, 0, decode, "samples")
+    g.link(vae, 0, decode, "vae")
+    save = last.fill("SaveImage", [f"dype/{name.removesuffix('.json').replace(' ', '_')}"],
+                     at_least=max(SAVE_MIN_H, BOTTOM - (last.bottom + GAP + TITLE_H)))
+    g.link(decode, 0, save, "images")
+    add_note(g, NOTES[name])
+    return g.to_json(name)
+
+
+def build_hrdit() -> dict[str, dict[str, Any]]:
+    return {FLUX_HRDIT: _flux(FLUX_HRDIT)}

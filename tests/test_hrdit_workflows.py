@@ -1,0 +1,74 @@
+"""The HRDiT Cascade example graph (tests/headless/hrdit_workflows.py) on the real host: every node and widget against
+the live registry and ComfyUI's own prompt validation, the official run's settings, the note's estimates (shipped as
+workflow 36, where tests/test_workflows.py also runs it on tiny models to 4x the base latent)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from headless import hiflow_workflows, hrdit_workflows, registry, runner, uicheck
+from headless.convert import ui_to_api
+
+GRAPHS = hrdit_workflows.build_hrdit()
+
+
+@pytest.fixture(scope="module")
+def object_info():
+    return registry.boot().object_info()
+
+
+@pytest.mark.parametrize("name", list(GRAPHS))
+def test_graph_matches_the_live_registry_and_validates(name, object_info):
+    graph = GRAPHS[name]
+    assert uicheck.check_workflow(graph, object_info, registry.VIRTUAL_NODES) == []
+    prompt = ui_to_api(graph, object_info)
+    result = runner.validate(prompt)
+    assert result.ok, (result.error, result.node_errors)
+    assert [prompt[i]["class_type"] for i in result.outputs] == ["SaveImage"]
+    cascade = next(n for n in prompt.values() if n["class_type"] == hrdit_workflows.HRDIT)["inputs"]
+    # inference.py and configs/pipeline.json at e4aa8c6
+    official = {"seed": 3407, "steps": 30, "scales": "2, 4", "stage_steps": "17, 10", "spa": True, "hap": True,
+                "spa_steps": "3, 0", "group_num": 80, "global_anchor": 32, "stage_guidance": "4.5, 6",
+                "alphas": "1.0, 0.25", "betas": "0.5, 0.5", "filter_ratio": "0.2, 0.2", "ntk_factor": "4, 10",
+                "proportional_attention": True, "swin": False}
+    assert {k: cascade[k] for k in official} == official and "stage_model" not in cascade
+    guidance = next(n for n in prompt.values() if n["class_type"] == "FluxGuidance")["inputs"]["guidance"]
+    tokens = next(n for n in prompt.values() if n["class_type"] == "T5TokenizerOptions")["inputs"]
+    assert guidance == 3.5 and tokens["min_length"] == 512  # guidance_scale; max_sequence_length 512
+
+
+def test_the_nodes_defaults_are_the_graphs():
+    """The graph saves the node's own defaults (the official run's), in widget order; the seed is the official."""
+    import host
+
+    settings = host.pack_submodule("nodes.cascade.hrdit_settings").HrditSettings()
+    widgets = hrdit_workflows.OFFICIAL
+    as_text = lambda values: ", ".join(f"{v:g}" for v in values)  # noqa: E731
+    assert widgets[2:] == [settings.steps, settings.cfg, settings.denoise, as_text(settings.scales),
+                           as_text(settings.stage_steps), settings.spa, settings.hap, as_text(settings.spa_steps),
+                           settings.group_num, settings.global_anchor, as_text(settings.stage_guidance), "1.0, 0.25",
+                           as_text(settings.betas), as_text(settings.filter_ratio), as_text(settings.ntk_factor),
+                           settings.proportional_attention, settings.swin, settings.sharpen, settings.schedule]
+    assert settings.alphas == (1.0, 0.25)
+
+
+def test_the_notes_estimates_are_one_4096_pass_and_say_what_to_do_on_out_of_memory():
+    from headless import notes
+
+    one_pass = notes.NOTES["FLUX.1-dev 4096x4096 DyPE.json"]
+    note = hrdit_workflows.NOTES[hrdit_workflows.FLUX_HRDIT]
+    for figure in (hiflow_workflows._VRAM24, hiflow_workflows._VRAM80):
+        assert figure in one_pass and f"peak {figure} VRAM" in note
+    assert "(estimates, not measurements)" in note and "**Out of memory?**" in note
+    assert "FlexAttention" in note and not re.search(r"\d+ min\b", note)  # no time figure: HAP's saving is not
+    # measured here
+
+
+def test_wires_run_left_to_right():
+    for name, graph in GRAPHS.items():
+        nodes = {n["id"]: n for n in graph["nodes"]}
+        for _, source, _, target, _, _ in graph["links"]:
+            a, b = nodes[source], nodes[target]
+            same_column = a["pos"][0] == b["pos"][0] and b["pos"][1] > a["pos"][1]
+            assert same_column or b["pos"][0] >= a["pos"][0] + a["size"][0], (name, a["type"], b["type"])
