@@ -191,10 +191,7 @@ def test_a_template_card_opens_at_the_saved_view(page):
         browser.open_templates(page)
     name = FEATURED[1]
     wf = json.loads((runner.WORKFLOWS_DIR / name).read_text(encoding="utf-8"))
-    card = page.locator(f'[data-testid="template-workflow-{Path(name).stem}"]')
-    card.scroll_into_view_if_needed()  # then the grid settles after the search test's reset: a click mid-render is lost
-    page.wait_for_timeout(300)
-    card.click(no_wait_after=True)  # no_wait_after: frontend 1.53 routes the page to the opened workflow
+    browser.click_card(page, Path(name).stem)  # the grid renders anew after the search test's reset
     browser.wait_for_graph(page, wf)
     page.wait_for_timeout(300)  # 1.47 fits the view in the next animation frame
     page.screenshot(path=ARTIFACTS / "opened from its card.png")

@@ -133,10 +133,7 @@ def test_a_template_card_fits_with_nodes_2(page):
     browser.open_templates(page).get_by_placeholder("Search", exact=False).first.fill("FLUX.1-Krea-dev")
     page.wait_for_timeout(800)  # the search's 0.55 s debounce, then the grid renders anew (a card found before is gone)
     wf = json.loads((runner.WORKFLOWS_DIR / HELP_WORKFLOW).read_text(encoding="utf-8"))
-    card = page.locator(f'[data-testid="template-workflow-{Path(HELP_WORKFLOW).stem}"]')
-    card.scroll_into_view_if_needed()
-    page.wait_for_timeout(300)  # the grid settles: a click mid-render is lost
-    card.click(no_wait_after=True)  # no_wait_after: frontend 1.53 routes the page to the opened workflow
+    browser.click_card(page, Path(HELP_WORKFLOW).stem)
     browser.wait_for_graph(page, wf)
     nodes2.settled(page, len(wf["nodes"]))
     if nodes2.rescaled(page, wf):

@@ -133,6 +133,29 @@ def open_templates(page):
     return dialog
 
 
+CARD_TRIES = 5
+
+
+def click_card(page, stem: str) -> None:
+    """Scroll to the template card of workflow ``stem`` and click it. The grid renders anew after a search's debounce
+    or a reset, which can detach the card found first (seen on a loaded machine): a detached card is looked up again,
+    a bounded number of times; any other error is raised."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    card = page.locator(f'[data-testid="template-workflow-{stem}"]')
+    for attempt in range(1, CARD_TRIES + 1):
+        try:
+            card.scroll_into_view_if_needed(timeout=15_000)
+            page.wait_for_timeout(300)  # the grid settles: a click mid-render is lost
+            card.click(no_wait_after=True, timeout=15_000)  # no_wait_after: 1.53 routes the page to the workflow
+            return
+        except PlaywrightError as error:
+            if "not attached" not in str(error) or attempt == CARD_TRIES:
+                raise
+            logger.info("card %s re-rendered while being scrolled to (try %d): looking it up again", stem, attempt)
+            page.wait_for_timeout(500)
+
+
 def drawn(page) -> None:
     """Two animation frames: the canvas and the DOM widgets are drawn for the current graph."""
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
