@@ -90,3 +90,20 @@ def test_wires_run_left_to_right():
             a, b = nodes[source], nodes[target]
             same_column = a["pos"][0] == b["pos"][0] and b["pos"][1] > a["pos"][1]
             assert same_column or b["pos"][0] >= a["pos"][0] + a["size"][0], (name, a["type"], b["type"])
+
+
+def test_sega_in_the_stages_changes_the_image(tmp_path, object_info):
+    """37 on tiny models: with SEGA on stage_model the image differs from the same graph without it (36's route)."""
+    from headless import make_workflows
+
+    wf = runner.load_workflow(runner.WORKFLOWS_DIR / make_workflows.shipped(hrdit_workflows.FLUX_HRDIT_SEGA))
+    with_sega, _ = runner.make_tiny(runner.to_api(wf), side=256, steps=4)
+    (cascade_id,) = [i for i, n in with_sega.items() if n["class_type"] == hrdit_workflows.HRDIT]
+    plain = {i: {**n, "inputs": dict(n["inputs"])} for i, n in with_sega.items()}
+    del plain[cascade_id]["inputs"]["stage_model"]
+    digests = {}
+    for name, prompt in (("sega", with_sega), ("plain", plain)):
+        result = runner.execute(prompt, tmp_path / name)
+        assert result.success, result.error()
+        digests[name] = result.stats[0]["sha1"]
+    assert digests["sega"] != digests["plain"], "SEGA on stage_model left the HRDiT cascade's image unchanged"

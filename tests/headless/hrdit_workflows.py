@@ -76,9 +76,11 @@ stages run **SEGA Attention** (recipe **paper (official SEGA code)**, connected 
 official NTK x 4 / x 10 + proportional attention: SEGA's static NTK positions and per-pair temperatures. On SPA's \
 steps SPA's bundled positions replace SEGA's and keep its temperatures; HAP is unchanged. The base pass runs the \
 plain model. This composition is **ours**: no published numbers.
+
 **Why SEGA alone, not DyPE → SEGA:** SEGA alone on its static NTK is the published SEGA recipe, the code behind the \
 SEGA paper's FLUX.1-dev numbers; DyPE under it would be a second composition of ours (workflow 27 shows it in \
 HiFlow's cascade). **T5TokenizerOptions min_length 512** pads the prompt as the official code does.
+
 {_FILES}
 
 **Nunchaku FLUX:** not for this graph: SPA and HAP are refused on it (its fused attention takes no override).
