@@ -12,7 +12,8 @@ SIZE_WORDS = {(4096, 4096): "4K 4096px", (3840, 2160): "4K UHD 3840x2160", (1280
               (6144, 2048): "6K 3:1 6144x2048"}
 RECIPE_WORDS = {"published SEGA recipe": "SEGA recipe",  # the card's band reads "published SEGA recipe"
                 "HiFlow cascade DyPE + SEGA stages": "HiFlow DyPE + SEGA",
-                "HiFlow from image": "HiFlow upscale"}  # it enlarges your own image: "upscale" finds it
+                "HiFlow from image": "HiFlow upscale",
+                "HRDiT cascade SEGA stages": "HRDiT + SEGA"}  # it enlarges your own image: "upscale" finds it
 SEARCH_REACH = 32  # the last index a searched word may start at (Fuse.js on frontend 1.47: 0.33 × 100, floored)
 
 

@@ -20,6 +20,7 @@ RECIPES = {
     "hiflow+dype+sega": ("HiFlow + DyPE + SEGA · ours", (22, 122, 88)),
     "imax": ("I-Max cascade", (22, 110, 130)),
     "hrdit": ("HRDiT cascade", (40, 96, 150)),
+    "hrdit+sega": ("HRDiT + SEGA · ours", (40, 96, 150)),
 }
 BAND = 156  # px: the recipe's coloured band at the top
 HIFLOW = "DyPESEGA_HiFlowCascade"
@@ -81,7 +82,8 @@ def _cascade_facts(workflow: dict[str, Any], model: str, by_type: dict[str, list
     adapter = host.pack_submodule("nodes.families").find_adapter(registry.MODEL_FAMILY[unets[0]])
     short, long = adapter.trained_size(adapter.default_base_px)
     method = CASCADES[node][0]
-    recipe = f"{method}+dype+sega" if "DyPESEGA_PatchModel" in by_type else method
+    stages = "+dype" * ("DyPESEGA_PatchModel" in by_type) + "+sega" * ("DyPESEGA_SEGAAttention" in by_type)
+    recipe = method + stages
     return {"model": model, "recipe": recipe, "size": (round(base[0] * scale), round(base[1] * scale)),
             "frames": None, "trained": (round(long), round(short)), "steps": widgets[HIFLOW_STEPS],
             "cfg": widgets[HIFLOW_CFG], "sampler": "euler", "guidance": by_type.get("FluxGuidance", [None])[0],
@@ -148,8 +150,8 @@ def _draw_chain(draw, facts: dict[str, Any], colour: tuple[int, int, int], top: 
 
     twice = " x2" if facts["models"] > 1 else ""
     steps = [("model" + twice, False)]
-    if "cascade" in facts:  # model [-> DyPE -> SEGA] -> HiFlow -> image
-        steps += [("DyPE", True), ("SEGA", True)] if "dype" in facts["recipe"] else []
+    if "cascade" in facts:  # model [-> DyPE] [-> SEGA] -> HiFlow -> image
+        steps += [(name, True) for name in ("DyPE", "SEGA") if name.lower() in facts["recipe"]]
         steps += [(facts["method"], True), ("image", False)]
     else:
         steps += [("DyPE" + twice, True)] if facts["recipe"] != "sega" else []

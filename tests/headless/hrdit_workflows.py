@@ -1,16 +1,17 @@
-"""The HRDiT Cascade example graph, shipped as workflow 36 (make_workflows.build_all, numbered from ``FIRST_NUMBER``
-after I-Max's 35), built from graph.py's shapes and the HiFlow graphs' layout (hiflow_workflows.py): FLUX.1-dev from a
-prompt to 4096² with the official run's settings (zylwithxy/HRDiT e4aa8c6 inference.py, configs/pipeline.json), SPA
-and HAP on. Its note is measured in the frontends like every other note; its card is cards.py's cascade branch;
-tests/test_workflows.py runs it on tiny models to 4x the base latent (tiny_cascade.py, as the demo does).
+"""The HRDiT Cascade example graphs, shipped as workflows 36 and 37 (make_workflows.build_all, numbered from
+``FIRST_NUMBER`` after I-Max's 35), built from graph.py's shapes and the HiFlow graphs' layout (hiflow_workflows.py):
+FLUX.1-dev from a prompt to 4096² with the official run's settings (zylwithxy/HRDiT e4aa8c6 inference.py,
+configs/pipeline.json), SPA and HAP on; 37 the same with SEGA Attention alone (recipe paper) on stage_model. Their
+notes are measured in the frontends like every other note; their cards are cards.py's cascade branch;
+tests/test_workflows.py runs each on tiny models to 4x the base latent (tiny_cascade.py, as the demo does).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .graph import GAP, LOADER_W, OPTIONAL_INPUTS, PACK, SHAPES, TITLE_H, Graph, add_note, columns
-from .hiflow_workflows import _FILES, _VRAM24, _VRAM80, BOTTOM, CASCADE_W, PROMPTS_W
+from .graph import GAP, LOADER_W, OPTIONAL_INPUTS, OURS_W, PACK, SHAPES, TITLE_H, Graph, add_note, columns
+from .hiflow_workflows import _FILES, _VRAM24, _VRAM80, BOTTOM, CASCADE_W, PROMPTS_W, SEGA_DEFAULTS
 
 HRDIT = "DyPESEGA_HrditCascade"
 SHAPES[HRDIT] = ([("model", "MODEL"), ("positive", "CONDITIONING"), ("negative", "CONDITIONING"), ("vae", "VAE"),
@@ -37,11 +38,14 @@ OFFICIAL = [SEED, "fixed", 30, 1.0, 1.0, "2, 4", "17, 10", True, True, "3, 0", 8
 PROMPT = "A textbook shows a large group of people."  # the official README's example prompt
 
 FLUX_HRDIT = "FLUX.1-dev 4096x4096 HRDiT cascade.json"
-NAMES = (FLUX_HRDIT,)
+FLUX_HRDIT_SEGA = "FLUX.1-dev 4096x4096 HRDiT cascade SEGA stages.json"
+NAMES = (FLUX_HRDIT, FLUX_HRDIT_SEGA)
 FIRST_NUMBER = 36  # after I-Max's 35
 #: The peak VRAM is the 4096² stage's step: one model call at 4096², as one 4096² pass (workflow 02; HiFlow's
 #: figures, hiflow_workflows' _VRAM24 / _VRAM80), HAP's masks a few MB. No time figure: HAP's saving is FlexAttention's
 #: on CUDA, which no machine here has run (docs/hrdit.md); the note says what the time is made of instead.
+_OOM = """**Out of memory?** In this order: weight_dtype **fp8_e4m3fn** on the model loader; VAE Decode (Tiled) \
+tile_size **256**, overlap 32; start ComfyUI with **--lowvram**; a smaller final size: **scales 2, 3** (3072²)."""
 NOTES = {FLUX_HRDIT: f"""# FLUX.1-dev · 4096² · HRDiT cascade (official)
 **What it does:** **HRDiT Cascade** samples 1024² (30 steps), then 2048² (the last 17 steps of the same schedule, NTK \
 x 4) and 4096² (the last 10, NTK x 10), each stage pulled toward the earlier predictions (HiFlow's rule). **SPA** \
@@ -64,19 +68,54 @@ every difference from the official code.
 HAP's pruned attention (at 4096² about 10 % of the attention entries) on every stage step. HAP saves time only \
 with CUDA's FlexAttention (PyTorch 2.5+); elsewhere it computes the same image at full cost.
 
-**Out of memory?** In this order: weight_dtype **fp8_e4m3fn** on the model loader; VAE Decode (Tiled) tile_size \
-**256**, overlap 32; start ComfyUI with **--lowvram**; a smaller final size: **scales 2, 3** (3072²)."""}
+{_OOM}""",
+         # SEGA alone, not DyPE -> SEGA: docs/hrdit.md's composition section and notes.py's _SEGA_ALONE
+         FLUX_HRDIT_SEGA: f"""# FLUX.1-dev · 4096² · HRDiT cascade, SEGA stages
+**What it does:** workflow 36's HRDiT cascade (SPA and HAP on, the official run's inputs), but its 2048² and 4096² \
+stages run **SEGA Attention** (recipe **paper (official SEGA code)**, connected to **stage_model**) instead of the \
+official NTK x 4 / x 10 + proportional attention: SEGA's static NTK positions and per-pair temperatures. On SPA's \
+steps SPA's bundled positions replace SEGA's and keep its temperatures; HAP is unchanged. The base pass runs the \
+plain model. This composition is **ours**: no published numbers.
+
+**Why SEGA alone, not DyPE → SEGA:** SEGA alone on its static NTK is the published SEGA recipe, the code behind the \
+SEGA paper's FLUX.1-dev numbers; DyPE under it would be a second composition of ours (workflow 27 shows it in \
+HiFlow's cascade). **T5TokenizerOptions min_length 512** pads the prompt as the official code does.
+
+{_FILES}
+
+**Nunchaku FLUX:** not for this graph: SPA and HAP are refused on it (its fused attention takes no override).
+
+**Where this differs, on purpose:**
+- **stage_model**: SEGA in the stages instead of the official stage model (ours; leave it empty for the official \
+HRDiT cascade, workflow 36).
+- **VAE Decode (Tiled)**: a plain decode of 4096² needs several GB more VRAM.
+- **Seed fixed** (the official 3407): change it for another image. docs/hrdit.md lists every difference.
+
+**Memory and time (estimates, not measurements):** as workflow 36: the peak is the 4096² stage's step, as one \
+4096² pass (workflow 02).
+- 24 GB card (RTX 4090): weight_dtype **fp8_e4m3fn** (the file alone is 22 GB); peak {_VRAM24} VRAM.
+- 80 GB card (A100 / H100): peak {_VRAM80} VRAM.
+- Time: workflow 36's, plus SEGA's FFT and patch embedding on each stage step. HAP saves time only with CUDA's \
+FlexAttention (PyTorch 2.5+); elsewhere it computes the same image at full cost.
+
+{_OOM}"""}
 
 
-def _flux(name: str) -> dict[str, Any]:
-    """Loaders; prompts and latent; the cascade with its decode and the image under it (no wire right to left)."""
+def _flux(name: str, *, sega: bool = False) -> dict[str, Any]:
+    """Loaders; [SEGA Attention, 37]; prompts and latent; the cascade with its decode and the image under it (no wire
+    right to left)."""
     g = Graph()
-    loaders, prompts, last = columns(g, LOADER_W, PROMPTS_W, CASCADE_W)
+    widths = (LOADER_W, OURS_W, PROMPTS_W, CASCADE_W) if sega else (LOADER_W, PROMPTS_W, CASCADE_W)
+    loaders, *rest = columns(g, *widths)
+    ours, prompts, last = rest if sega else (None, *rest)
     unet = loaders.add("UNETLoader", 82, ["flux1-dev.safetensors", "default"])
     clip = loaders.add("DualCLIPLoader", 130, ["clip_l.safetensors", "t5xxl_fp16.safetensors", "flux", "default"])
     vae = loaders.add("VAELoader", 60, ["ae.safetensors"])
     options = loaders.add("T5TokenizerOptions", 82, [0, 512])
     g.link(clip, 0, options, "clip")
+    if sega:
+        stage_model = ours.add("DyPESEGA_SEGAAttention", 345, SEGA_DEFAULTS)
+        g.link(unet, 0, stage_model, "model")
     pos = prompts.add("CLIPTextEncode", 200, [PROMPT])
     g.link(options, 0, pos, "clip")
     guidance = prompts.add("FluxGuidance", 60, [3.5])
@@ -88,6 +127,8 @@ def _flux(name: str) -> dict[str, Any]:
     last.bottom += NODES2_ROOM
     for src, slot in ((unet, "model"), (guidance, "positive"), (neg, "negative"), (vae, "vae"), (latent, "latent")):
         g.link(src, 0, cascade, slot)
+    if sega:
+        g.link(stage_model, 0, cascade, "stage_model")
     decode = last.add("VAEDecodeTiled", 150, [512, 64, 64, 8])
     g.link(cascade, 0, decode, "samples")
     g.link(vae, 0, decode, "vae")
@@ -99,4 +140,4 @@ def _flux(name: str) -> dict[str, Any]:
 
 
 def build_hrdit() -> dict[str, dict[str, Any]]:
-    return {FLUX_HRDIT: _flux(FLUX_HRDIT)}
+    return {FLUX_HRDIT: _flux(FLUX_HRDIT), FLUX_HRDIT_SEGA: _flux(FLUX_HRDIT_SEGA, sega=True)}
