@@ -99,3 +99,33 @@ def test_the_row_catches_a_miscount(mutant):
         grids, records = grids[:-1], records[:-1]
     counted = rows.real_flops(grids, nominal, 4, attention=records)
     assert counted != pytest.approx(_hand_count(), rel=1e-6)
+
+
+def test_the_recorded_attention_is_what_ran(comfy_host, monkeypatch):
+    """The bench's per-call records (counting.attention_of, read from the options) against the attention that
+    actually ran: HAP's kernel counted at each invocation on the tiny FLUX (1 double + 1 single block). Per round,
+    14 + 10 stage calls attend once a block and the 3 SPA calls once per variant (3 on the tiny 2x grid with the
+    bench's group_num): (24 + 3 x 3) x 2 = 66 invocations; the bench runs a warm-up round and one timed round."""
+    import torch
+
+    hrdit = importlib.import_module(f"{PACK_NAME}.nodes.cascade.hrdit")
+    real_kernel, invocations = hrdit.hap_kernel, []
+
+    def counted_kernel(plan, anchor):
+        inner = real_kernel(plan, anchor)
+
+        def kernel(q, k, v, heads, call, kwargs):
+            invocations.append(call.spa_on)
+            return inner(q, k, v, heads, call, kwargs)
+
+        kernel.plan, kernel.anchor = inner.plan, inner.anchor
+        return kernel
+
+    monkeypatch.setattr(hrdit, "hap_kernel", counted_kernel)
+    row = rows.hiflow_row(32, 1, torch.device("cpu"))["HRDiT"]
+    assert (row["spa_calls"], row["hap_calls"], row["calls"], row["tiny_group_num"]) == (3, 27, 57, 3)
+    assert len(invocations) == 2 * 66 and invocations.count(True) == 2 * 18
+    one_pass = 30 * _call(256)
+    assert row["flops"] == pytest.approx(_hand_count(), rel=1e-12)
+    assert row["flops_dense_hap"] == pytest.approx(_hand_count(dense_hap=True), rel=1e-12)
+    assert round(row["flops"] / one_pass, 3) == 0.162
