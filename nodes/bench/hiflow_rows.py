@@ -50,10 +50,14 @@ def call_flops(image_tokens: int, text_tokens: int = TEXT_TOKENS, width: int = W
     return blocks * (24.0 * width**2 * n + attention * 4.0 * width * n**2)
 
 
-@functools.cache
 def hap_share(kernel, tokens: int, text: int) -> float:
     """HAP's kept share of the tokens² entries at FLUX.1-dev's 57 layers x 24 heads (the kernel's plan and anchor)."""
-    return kept_share(kernel.plan, BLOCKS, HEADS, tokens, text, kernel.anchor)
+    return _kept_share(kernel.plan, kernel.anchor, tokens, text)
+
+
+@functools.cache
+def _kept_share(plan, anchor: int, tokens: int, text: int) -> float:
+    return kept_share(plan, BLOCKS, HEADS, tokens, text, anchor)
 
 
 def attention_factor(record: tuple[bool, object], tokens: tuple[int, int], text: int, dense_hap: bool = False,
