@@ -106,8 +106,9 @@ def test_the_smallest_whole_run_prints_its_tables(tmp_path):
 
 
 def test_one_part_alone_prints_its_figures(tmp_path):
-    """``--only hiflow`` (what scripts/gpu-check.sh runs as its own phase): the HiFlow table with the tiny model's
-    counted FLOPs beside its time, and nothing else measured."""
+    """``--only hiflow`` (what scripts/gpu-check.sh runs as its own phase): the cascades' table with the tiny model's
+    counted FLOPs beside its time, HRDiT's calls as the official run makes them (tests/test_bench_hrdit.py counts
+    their FLOPs by hand: 0.162 of one pass), the note that HAP saves no time on the CPU, and nothing else measured."""
     import host
 
     env = {**os.environ, "COMFYUI_PATH": str(host.comfyui_root())}
@@ -117,10 +118,17 @@ def test_one_part_alone_prints_its_figures(tmp_path):
                             cwd=tmp_path, env=env, timeout=600, check=False)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "Per model call" not in result.stdout and "Per run:" not in result.stdout
-    assert "| FLOPs of those model calls on the tiny model, GFLOP (counted) |" in result.stdout
+    assert "| FLOPs of those model calls on the tiny model, GFLOP (counted; " in result.stdout
     assert "| the same calls, CPU time of this process, s (a second clock) |" in result.stdout  # the test host: CPU
     lines = summary.read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 3 and lines[1].startswith("HiFlow vs one pass, tiny FLUX 32² -> 128²: model-call time "), lines
-    assert lines[2].startswith("I-Max vs one pass, tiny FLUX 32² -> 128²: model-call time "), lines
-    assert all("(CPU time " in line and "beside the tiny model's FLOPs" in line for line in lines[1:])
-    assert "| measure | one pass | HiFlow | HiFlow/one pass | I-Max | I-Max/one pass |" in result.stdout
+    assert len(lines) == 4, lines
+    for line, name in zip(lines[1:], ("HiFlow", "I-Max", "HRDiT"), strict=True):
+        assert line.startswith(f"{name} vs one pass, tiny FLUX 32² -> 128²: model-call time "), line
+        assert "(CPU time " in line and "beside the tiny model's FLOPs" in line, line
+    assert "FLUX.1-dev model FLOPs 0.162, HAP counted dense 0.423; on the CPU HAP runs as exact masked dense" in lines[3]
+    assert ("| measure | one pass | HiFlow | HiFlow/one pass | I-Max | I-Max/one pass | HRDiT | HRDiT/one pass |"
+            in result.stdout)
+    assert ("HRDiT's model calls at FLUX.1-dev size: 30 at 1024x1024 (dense); 14 at 2048x2048 (HAP keeps 29.9 %); 3 at "
+            "2048x2048 (HAP keeps 29.9 %, SPA 3 attentions a block); 10 at 4096x4096 (HAP keeps 10.4 %). The tiny run: "
+            "SPA with group_num 3 (the real run's variants per stage on the tiny grids), 3 SPA calls, 27 HAP calls"
+            in result.stdout)

@@ -61,7 +61,7 @@ def main(argv: Sequence[str], prog: str = "bench") -> int:
                         help="whole-sampling size, px, a multiple of 32 (its warm-up samples at half) (0: skip)")
     parser.add_argument("--sampling-runs", type=bounded(int, 1, 100), default=2, help="interleaved runs per variant")
     parser.add_argument("--hiflow-side", type=bounded(int, 16, 4096, multiple=16, zero=True), default=128,
-                        help="the cascades (HiFlow, I-Max) vs one pass: the tiny FLUX's base size, px (final 4x; 0: skip)")
+                        help="the cascades (HiFlow, I-Max, HRDiT) vs one pass: the tiny FLUX's base size, px (final 4x; 0: skip)")
     parser.add_argument("--hiflow-runs", type=bounded(int, 1, 100), default=2, help="interleaved runs per route")
     parser.add_argument("--only", choices=PARTS, nargs="+", default=list(PARTS), metavar="PART",
                         help=f"measure only these parts: {', '.join(PARTS)} (default: all)")

@@ -27,10 +27,27 @@ def tiny_vae(device: torch.device):
     return vae
 
 
-def counting(model, grids: list, seconds: list, device: torch.device, calls: dict):
+def attention_of(options: dict | None) -> tuple[bool, object]:
+    """What a model call's attention runs, read from its options as the HRDiT stage clone's own wrapper reads them
+    (nodes/rope_patch/attention_clone.py): whether SPA is on at the call's step, and the plan's kernel (HAP's, with
+    its ``plan`` and ``anchor``; None: dense)."""
+    from ..rope_patch.spa import ATTENTION_KEY, RUN_STEP_KEY, AttentionPlan
+    from ..rope_patch.stage_step import stage_step
+
+    options = options or {}
+    plan = options.get(ATTENTION_KEY)
+    if not isinstance(plan, AttentionPlan):
+        return False, None
+    told = stage_step(options)
+    step = told.step if told is not None else int(options.get(RUN_STEP_KEY, 0))
+    return plan.spa_on(step), plan.kernel
+
+
+def counting(model, grids: list, seconds: list, device: torch.device, calls: dict, attention: list | None = None):
     """A clone whose every model call files its latent grid and text (rows, cols, batch, text tokens), its wall time
     (``seconds[0]``) and this process's CPU time (``seconds[1]``, a second clock: on the CPU it barely moves with
-    other processes' load); ``calls`` keeps the arguments of the first call of each grid (tiny_flops replays them).
+    other processes' load); ``calls`` keeps the arguments of the first call of each grid (tiny_flops replays them);
+    ``attention`` (when given) gets each call's ``attention_of``, in the order of ``grids``.
     The text is what reaches the model: a wrapper of ``model`` that repeats it (text duplication) runs outside."""
     import comfy.patcher_extension as ext
 
@@ -38,6 +55,9 @@ def counting(model, grids: list, seconds: list, device: torch.device, calls: dic
         text = args[2].shape[1] if len(args) > 2 and args[2] is not None else 0  # (t, c_concat, c_crossattn, ...)
         grid = (x.shape[-2], x.shape[-1], x.shape[0], text)
         grids.append(grid)
+        if attention is not None:
+            options = args[4] if len(args) > 4 else kwargs.get("transformer_options")
+            attention.append(attention_of(options))
         calls.setdefault(grid, (x, args, kwargs))
         start, start_cpu = time.perf_counter(), time.process_time()
         out = executor(x, *args, **kwargs)

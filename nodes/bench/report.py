@@ -78,16 +78,35 @@ def memory_summary(case: Case, peaks: dict[str, Peak]) -> list[str]:
     return lines
 
 
+CASCADES = ("HiFlow", "I-Max", "HRDiT")
+CPU_HAP = ("on the CPU HAP runs as exact masked dense attention (every entry computed, the pruned ones discarded): "
+           "HRDiT's times here include no saving from HAP")
+
+
+def _hrdit_kinds(route: dict) -> str:
+    """HRDiT's calls at FLUX.1-dev's size by kind: tokens, SPA variants, HAP's kept share."""
+    parts = []
+    for (rows, cols, variants, kept), calls in sorted(route["real_calls"].items()):
+        what = "dense" if kept == 1.0 else f"HAP keeps {100 * kept:.1f} %"
+        spa = f", SPA {variants} attentions a block" if variants > 1 else ""
+        parts.append(f"{calls} at {rows * 16}x{cols * 16} ({what}{spa})")
+    return "; ".join(parts)
+
+
 def hiflow_lines(side: int, runs: int, row: dict, cpu: bool) -> list[str]:
-    """The cascades' table: one pass, HiFlow and I-Max side by side, each cascade's ratio to the one pass."""
-    one, cascades = row["one pass"], [(name, row[name]) for name in ("HiFlow", "I-Max")]
+    """The cascades' table: one pass, HiFlow, I-Max and HRDiT side by side, each cascade's ratio to the one pass."""
+    one, cascades = row["one pass"], [(name, row[name]) for name in CASCADES]
+    hrdit = row["HRDiT"]
     case = (f"tiny FLUX {side}² -> {side * 4}² (4x), official defaults: one pass 30 steps at {side * 4}², HiFlow "
-            f"30 + 16 + 10, I-Max 30 + 30 from noise")
+            f"30 + 16 + 10, I-Max 30 + 30 from noise, HRDiT 30 + 17 (SPA on 3) + 10 (HAP on every stage step)")
 
     def line(label: str, key: str, scale: float = 1.0, digits: int = 1) -> str:
         a = one[key] / scale
         cells = [f"{a:.{digits}f}"]
         for _, cascade in cascades:
+            if key not in cascade:
+                cells += ["–", "–"]
+                continue
             b = cascade[key] / scale
             cells += [f"{b:.{digits}f}", f"{b / a:.3f}" if a else "–"]
         return f"| {label} | " + " | ".join(cells) + " |"
@@ -97,34 +116,46 @@ def hiflow_lines(side: int, runs: int, row: dict, cpu: bool) -> list[str]:
 
     counts = " | ".join(f"{c['calls']} / {c['vae_passes']} | –" for _, c in cascades)
     totals = " | ".join(f"{total(c) / 1e15:.1f} | {total(c) / total(one):.3f}" for _, c in cascades)
-    return ["", f"HiFlow and I-Max cascades vs one pass ({case}; FLOPs for FLUX.1-dev, 57 blocks, width 3072, 512 "
-            "text tokens (I-Max: 512 per prompt copy), and its VAE, at 1024² -> 4096²):", "",
-            "| measure | one pass | HiFlow | HiFlow/one pass | I-Max | I-Max/one pass |", "|---|---|---|---|---|---|",
-            line(f"time end to end, s (median of {runs}, tiny model and tiny VAE)", "seconds"),
+    dense = dict(one, flops_dense_hap=one["flops"])
+    return ["", f"HiFlow, I-Max and HRDiT cascades vs one pass ({case}; FLOPs for FLUX.1-dev, 57 blocks, width "
+            "3072, 512 text tokens (I-Max: 512 per prompt copy), and its VAE, at 1024² -> 4096²):", "",
+            "| measure | one pass | HiFlow | HiFlow/one pass | I-Max | I-Max/one pass | HRDiT | HRDiT/one pass |",
+            "|---|---|---|---|---|---|---|---|",
+            line(f"time end to end, s (median of {runs}, tiny model and tiny VAE; HRDiT: HAP as masked dense "
+                 "attention on the CPU, no time saved)", "seconds"),
             line("of it inside the model calls, s", "model_seconds"),
             *([line("the same calls, CPU time of this process, s (a second clock)", "model_cpu_seconds")] if cpu else []),
-            line("FLOPs of those model calls on the tiny model, GFLOP (counted)", "tiny_flops", 1e9),
+            line("FLOPs of those model calls on the tiny model, GFLOP (counted; each grid's call replayed once, "
+                 "dense, without SPA's extra attentions)", "tiny_flops", 1e9),
             line("of it in the VAE passes, s", "vae_seconds"),
             line("end to end without the VAE passes, s", "no_vae_seconds"),
             f"| model calls / VAE passes | {one['calls']} / {one['vae_passes']} | {counts} |",
-            line("FLOPs of the model calls at FLUX.1-dev size, PFLOP", "flops", 1e15),
+            line("FLOPs of the model calls at FLUX.1-dev size, PFLOP (HRDiT: HAP's kept entries, SPA's attentions)",
+                 "flops", 1e15),
+            f"| the same, HRDiT's HAP counted dense, PFLOP | {one['flops'] / 1e15:.1f} | – | – | – | – | "
+            f"{hrdit['flops_dense_hap'] / 1e15:.1f} | {hrdit['flops_dense_hap'] / dense['flops_dense_hap']:.3f} |",
             line("FLOPs of the VAE passes at the FLUX VAE's size, PFLOP", "vae_flops", 1e15, 2),
-            f"| FLOPs in all, PFLOP | {total(one) / 1e15:.1f} | {totals} |"]
+            f"| FLOPs in all, PFLOP | {total(one) / 1e15:.1f} | {totals} |", "",
+            f"HRDiT's model calls at FLUX.1-dev size: {_hrdit_kinds(hrdit)}. The tiny run: SPA with group_num "
+            f"{hrdit['tiny_group_num']} (the real run's variants per stage on the tiny grids), {hrdit['spa_calls']} "
+            f"SPA calls, {hrdit['hap_calls']} HAP calls; {CPU_HAP}."]
 
 
 def hiflow_summary(side: int, runs: int, row: dict, cpu: bool) -> list[str]:
-    """One line per cascade (HiFlow, then I-Max) against the one pass."""
+    """One line per cascade (HiFlow, I-Max, HRDiT) against the one pass."""
     one = row["one pass"]
     lines = []
-    for name in ("HiFlow", "I-Max"):
+    for name in CASCADES:
         cascade = row[name]
 
         def ratio(key: str, cascade=cascade) -> float:
             return cascade[key] / one[key]
 
         second = f" (CPU time {ratio('model_cpu_seconds'):.3f})" if cpu else ""
+        hap = (f", HAP counted dense {cascade['flops_dense_hap'] / one['flops']:.3f}; {CPU_HAP}"
+               if "flops_dense_hap" in cascade else "")
         lines.append(f"{name} vs one pass, tiny FLUX {side}² -> {side * 4}²: model-call time "
                      f"{ratio('model_seconds'):.3f}{second} beside the tiny model's FLOPs {ratio('tiny_flops'):.3f}; end "
                      f"to end {ratio('seconds'):.3f} (VAE {100 * cascade['vae_seconds'] / cascade['seconds']:.0f} % of "
-                     f"the cascade); FLUX.1-dev model FLOPs {ratio('flops'):.3f} (medians of {runs})")
+                     f"the cascade); FLUX.1-dev model FLOPs {ratio('flops'):.3f}{hap} (medians of {runs})")
     return lines
