@@ -4,27 +4,11 @@ from __future__ import annotations
 
 from comfy_api.latest import io
 
-from .cascade import HiFlowSettings, run_cascade
+from .cascade import HiFlowSettings, latent_previews, run_cascade
 from .cascade.settings import NODE
 from .inputs import cascade as rules
 from .inputs.ui_hints import advanced, aliases
-
-_STAGE_MODEL = "Unused when 'stage_model' is connected."
-
-
-def _preview_callback(model, steps: int):
-    import latent_preview
-
-    return latent_preview.prepare_callback(model, steps)
-
-
-def _stage_list(rule, meaning: str) -> io.String.Input:
-    """A per-stage list: a text widget whose tooltip says its form (one entry per stage, the separator)."""
-    return io.String.Input(rule.name, default=rule.default, tooltip=rule.tooltip(meaning), **advanced())
-
-
-def _number(kind, rule, tooltip: str, **extra) -> io.Input:
-    return kind.Input(rule.name, default=rule.default, **rule.widget, tooltip=tooltip, **extra)
+from .inputs.widgets import STAGE_MODEL_UNUSED, number, stage_list
 
 
 class HiFlowCascade(io.ComfyNode):
@@ -57,31 +41,31 @@ class HiFlowCascade(io.ComfyNode):
                              "at the next size (checked against the model before sampling)."),
                 io.Latent.Input("latent", tooltip="The base pass's latent: an empty latent at the trained size (from a "
                                 "prompt) or an encoded image (from an image, with denoise < 1)."),
-                _number(io.Int, rules.SEED, "The base pass's noise; stage k uses seed + k (wrapping at the top of "
+                number(io.Int, rules.SEED, "The base pass's noise; stage k uses seed + k (wrapping at the top of "
                         "the range) and a blur width drawn from seed + k - 1.", control_after_generate=True),
-                _number(io.Int, rules.STEPS, "Steps of the base schedule; every stage runs its last 'stage_steps'."),
-                _number(io.Float, rules.CFG, "Classifier-free guidance of every pass (1 = none, as FLUX.1-dev)."),
-                _number(io.Float, rules.DENOISE, "1: from a prompt. Below 1: the base pass runs the last steps x "
+                number(io.Int, rules.STEPS, "Steps of the base schedule; every stage runs its last 'stage_steps'."),
+                number(io.Float, rules.CFG, "Classifier-free guidance of every pass (1 = none, as FLUX.1-dev)."),
+                number(io.Float, rules.DENOISE, "1: from a prompt. Below 1: the base pass runs the last steps x "
                         "denoise of the schedule on the input latent (img2img), and the stages follow that trajectory."),
-                _stage_list(rules.SCALES, "Stage sizes, x the input latent, growing (official 2, 4: 1024² -> 2048² "
+                stage_list(rules.SCALES, "Stage sizes, x the input latent, growing (official 2, 4: 1024² -> 2048² "
                             "-> 4096²). Their count is the number of stages every other list follows."),
-                _stage_list(rules.STAGE_STEPS, "Steps per stage: the last N of the base schedule (official 16, 10)."),
-                _stage_list(rules.STAGE_GUIDANCE, "Distilled guidance per stage for models with a guidance input "
+                stage_list(rules.STAGE_STEPS, "Steps per stage: the last N of the base schedule (official 16, 10)."),
+                stage_list(rules.STAGE_GUIDANCE, "Distilled guidance per stage for models with a guidance input "
                             "(FLUX.1 / Flux.2 dev; official 4.5, 6); 0 keeps the conditioning's. Ignored by others."),
-                _stage_list(rules.ALPHAS, "Structure alignment per stage: how far the low frequencies of x0 are "
+                stage_list(rules.ALPHAS, "Structure alignment per stage: how far the low frequencies of x0 are "
                             "pulled to the previous stage's (official 1.0, 0.25); decays to 0 over the stage."),
-                _stage_list(rules.BETAS, "Acceleration alignment per stage: how far the velocity change follows "
+                stage_list(rules.BETAS, "Acceleration alignment per stage: how far the velocity change follows "
                             "the previous stage's (official 0.5, 0.5); decays to 0 over the stage."),
-                _stage_list(rules.FILTER_RATIO, "Butterworth low-pass cutoff per stage, a fraction of the Nyquist "
+                stage_list(rules.FILTER_RATIO, "Butterworth low-pass cutoff per stage, a fraction of the Nyquist "
                             "radius: what counts as structure (official 0.2)."),
-                _stage_list(rules.NTK_FACTOR, f"Official stage model: theta x this on every RoPE axis (official "
-                            f"10). {_STAGE_MODEL}"),
+                stage_list(rules.NTK_FACTOR, f"Official stage model: theta x this on every RoPE axis (official "
+                            f"10). {STAGE_MODEL_UNUSED}"),
                 io.Boolean.Input("proportional_attention", default=rules.PROPORTIONAL_ATTENTION.default,
                                  tooltip="Official stage model: softmax scale sqrt(log_T(N)/d), T the trained tokens "
-                                 f"+ 512. {_STAGE_MODEL}", **advanced()),
+                                 f"+ 512. {STAGE_MODEL_UNUSED}", **advanced()),
                 io.Boolean.Input("swin", default=rules.SWIN.default, tooltip="Swin patchify: pad the latent by one "
                                  "pixel on even stage steps (official on).", **advanced()),
-                _number(io.Float, rules.SHARPEN, "Unsharp-mask amount on each upsampled image (official 1; the blur "
+                number(io.Float, rules.SHARPEN, "Unsharp-mask amount on each upsampled image (official 1; the blur "
                         "width is seeded).", **advanced()),
                 io.Model.Input("stage_model", optional=True,
                                tooltip="Optional: the model for the stages (DyPE / SEGA / DyPE -> SEGA patched); its "
@@ -110,5 +94,5 @@ class HiFlowCascade(io.ComfyNode):
             ntk_factor=ntk_factor, proportional_attention=proportional_attention, swin=swin, sharpen=sharpen,
             schedule=schedule)
         result = run_cascade(model, positive, negative, vae, latent, seed, settings, stage_model=stage_model,
-                             disable_pbar=False, callbacks=_preview_callback)
+                             disable_pbar=False, callbacks=latent_previews)
         return io.NodeOutput(result.latent, result.stages[0])

@@ -4,32 +4,12 @@ from __future__ import annotations
 
 from comfy_api.latest import io
 
-from .cascade import HrditSettings, run_cascade
+from .cascade import HrditSettings, latent_previews, run_cascade
 from .cascade.hrdit_settings import NODE
 from .inputs import cascade as rules
 from .inputs import hrdit as own
 from .inputs.ui_hints import advanced, aliases
-
-_STAGE_MODEL = "Unused when 'stage_model' is connected."
-
-
-def _preview_callback(model, steps: int):
-    import latent_preview
-
-    return latent_preview.prepare_callback(model, steps)
-
-
-def _stage_list(rule, meaning: str) -> io.String.Input:
-    """A per-stage list: a text widget whose tooltip says its form (one entry per stage, the separator)."""
-    return io.String.Input(rule.name, default=rule.default, tooltip=rule.tooltip(meaning), **advanced())
-
-
-def _number(kind, rule, tooltip: str, **extra) -> io.Input:
-    return kind.Input(rule.name, default=rule.default, **rule.widget, tooltip=tooltip, **extra)
-
-
-def _flag(rule, tooltip: str, **extra) -> io.Boolean.Input:
-    return io.Boolean.Input(rule.name, default=rule.default, tooltip=tooltip, **extra)
+from .inputs.widgets import STAGE_MODEL_UNUSED, flag, number, stage_list
 
 
 class HrditCascade(io.ComfyNode):
@@ -63,42 +43,42 @@ class HrditCascade(io.ComfyNode):
                              "at the next size (checked against the model before sampling)."),
                 io.Latent.Input("latent", tooltip="The base pass's latent: an empty latent at the trained size (from a "
                                 "prompt) or an encoded image (from an image, with denoise < 1)."),
-                _number(io.Int, rules.SEED, "The base pass's noise; stage k uses seed + k (wrapping at the top of "
+                number(io.Int, rules.SEED, "The base pass's noise; stage k uses seed + k (wrapping at the top of "
                         "the range) and a blur width drawn from seed + k - 1.", control_after_generate=True),
-                _number(io.Int, rules.STEPS, "Steps of the base schedule (official 30); every stage runs its last "
+                number(io.Int, rules.STEPS, "Steps of the base schedule (official 30); every stage runs its last "
                         "'stage_steps'."),
-                _number(io.Float, rules.CFG, "Classifier-free guidance of every pass (1 = none, as FLUX.1-dev)."),
-                _number(io.Float, rules.DENOISE, "1: from a prompt. Below 1: the base pass runs the last steps x "
+                number(io.Float, rules.CFG, "Classifier-free guidance of every pass (1 = none, as FLUX.1-dev)."),
+                number(io.Float, rules.DENOISE, "1: from a prompt. Below 1: the base pass runs the last steps x "
                         "denoise of the schedule on the input latent (img2img), and the stages follow that trajectory."),
-                _stage_list(rules.SCALES, "Stage sizes, x the input latent, growing (official 2, 4: 1024² -> 2048² "
+                stage_list(rules.SCALES, "Stage sizes, x the input latent, growing (official 2, 4: 1024² -> 2048² "
                             "-> 4096²). Their count is the number of stages every other list follows."),
-                _stage_list(own.HRDIT_STAGE_STEPS, "Steps per stage: the last N of the base schedule (official 17, "
+                stage_list(own.HRDIT_STAGE_STEPS, "Steps per stage: the last N of the base schedule (official 17, "
                             "10)."),
-                _flag(own.SPA, "SPA on the stages' leading 'spa_steps' (official on: the first 3 steps at 2048²). "
+                flag(own.SPA, "SPA on the stages' leading 'spa_steps' (official on: the first 3 steps at 2048²). "
                       "Needs FLUX.1."),
-                _flag(own.HAP, "HAP on every stage step (official on): each head attends within its scope from the "
+                flag(own.HAP, "HAP on every stage step (official on): each head attends within its scope from the "
                       "authors' plan; the rest is not computed (on CUDA). Needs FLUX.1."),
-                _stage_list(own.SPA_STEPS, "SPA's steps per stage: it is on for the stage's first N steps, at most "
+                stage_list(own.SPA_STEPS, "SPA's steps per stage: it is on for the stage's first N steps, at most "
                             "the stage's steps (official 3, 0)."),
-                _number(io.Int, own.GROUP_NUM, "SPA's bundles per axis: tokens are grouped so that each axis has at "
+                number(io.Int, own.GROUP_NUM, "SPA's bundles per axis: tokens are grouped so that each axis has at "
                         "most this many positions (official 80).", **advanced()),
-                _number(io.Int, own.GLOBAL_ANCHOR, "HAP: every N-th block of 64 image tokens stays visible to every "
+                number(io.Int, own.GLOBAL_ANCHOR, "HAP: every N-th block of 64 image tokens stays visible to every "
                         "query (official 32); 0: none (block 0 still is, as in the official code).", **advanced()),
-                _stage_list(rules.STAGE_GUIDANCE, "Distilled guidance per stage for models with a guidance input "
+                stage_list(rules.STAGE_GUIDANCE, "Distilled guidance per stage for models with a guidance input "
                             "(FLUX.1 / Flux.2 dev; official 4.5, 6); 0 keeps the conditioning's. Ignored by others."),
-                _stage_list(rules.ALPHAS, "Structure alignment per stage: how far the low frequencies of x0 are "
+                stage_list(rules.ALPHAS, "Structure alignment per stage: how far the low frequencies of x0 are "
                             "pulled to the previous stage's (official 1.0, 0.25); decays to 0 over the stage."),
-                _stage_list(rules.BETAS, "Acceleration alignment per stage: how far the velocity change follows "
+                stage_list(rules.BETAS, "Acceleration alignment per stage: how far the velocity change follows "
                             "the previous stage's (official 0.5, 0.5); decays to 0 over the stage."),
-                _stage_list(rules.FILTER_RATIO, "Butterworth low-pass cutoff per stage, a fraction of the Nyquist "
+                stage_list(rules.FILTER_RATIO, "Butterworth low-pass cutoff per stage, a fraction of the Nyquist "
                             "radius: what counts as structure (official 0.2)."),
-                _stage_list(own.HRDIT_NTK_FACTOR, f"Official stage model: theta x this on every RoPE axis (official "
-                            f"4, 10). {_STAGE_MODEL}"),
-                _flag(rules.PROPORTIONAL_ATTENTION, "Official stage model: softmax scale sqrt(log_T(N)/d), T the "
-                      f"trained tokens + 512 (official on). {_STAGE_MODEL}", **advanced()),
-                _flag(own.HRDIT_SWIN, "Swin patchify: pad the latent by one pixel on even stage steps (official off: "
+                stage_list(own.HRDIT_NTK_FACTOR, f"Official stage model: theta x this on every RoPE axis (official "
+                            f"4, 10). {STAGE_MODEL_UNUSED}"),
+                flag(rules.PROPORTIONAL_ATTENTION, "Official stage model: softmax scale sqrt(log_T(N)/d), T the "
+                      f"trained tokens + 512 (official on). {STAGE_MODEL_UNUSED}", **advanced()),
+                flag(own.HRDIT_SWIN, "Swin patchify: pad the latent by one pixel on even stage steps (official off: "
                       "the official HAP refuses it; here HAP follows each call's size).", **advanced()),
-                _number(io.Float, rules.SHARPEN, "Unsharp-mask amount on each upsampled image (official 1; the blur "
+                number(io.Float, rules.SHARPEN, "Unsharp-mask amount on each upsampled image (official 1; the blur "
                         "width is seeded).", **advanced()),
                 io.Combo.Input("schedule", options=list(rules.SCHEDULE.options), default=rules.SCHEDULE.initial,
                                tooltip="Base sigmas: the official code's (FLUX.1-dev's dynamic shift at the base "
@@ -128,5 +108,5 @@ class HrditCascade(io.ComfyNode):
             schedule=schedule, spa=spa, hap=hap, spa_steps=spa_steps, group_num=group_num,
             global_anchor=global_anchor)
         result = run_cascade(model, positive, negative, vae, latent, seed, settings, stage_model=stage_model,
-                             disable_pbar=False, callbacks=_preview_callback)
+                             disable_pbar=False, callbacks=latent_previews)
         return io.NodeOutput(result.latent, result.stages[0])

@@ -4,31 +4,11 @@ from __future__ import annotations
 
 from comfy_api.latest import io
 
-from .cascade import ImaxSettings, run_cascade
+from .cascade import ImaxSettings, latent_previews, run_cascade
 from .cascade.imax_settings import NODE
 from .inputs import cascade as rules
 from .inputs.ui_hints import advanced, aliases
-
-_STAGE_MODEL = "Unused when 'stage_model' is connected."
-
-
-def _preview_callback(model, steps: int):
-    import latent_preview
-
-    return latent_preview.prepare_callback(model, steps)
-
-
-def _stage_list(rule, meaning: str) -> io.String.Input:
-    """A per-stage list: a text widget whose tooltip says its form (one entry per stage, the separator)."""
-    return io.String.Input(rule.name, default=rule.default, tooltip=rule.tooltip(meaning), **advanced())
-
-
-def _number(kind, rule, tooltip: str, **extra) -> io.Input:
-    return kind.Input(rule.name, default=rule.default, **rule.widget, tooltip=tooltip, **extra)
-
-
-def _flag(rule, tooltip: str) -> io.Boolean.Input:
-    return io.Boolean.Input(rule.name, default=rule.default, tooltip=tooltip, **advanced())
+from .inputs.widgets import STAGE_MODEL_UNUSED, flag, number, stage_list
 
 
 class ImaxCascade(io.ComfyNode):
@@ -61,37 +41,37 @@ class ImaxCascade(io.ComfyNode):
                              "the stage's size, as the stage's guide (checked against the model before sampling)."),
                 io.Latent.Input("latent", tooltip="The base pass's latent: an empty latent at the trained size (from a "
                                 "prompt) or an encoded image (from an image, with denoise < 1)."),
-                _number(io.Int, rules.SEED, "The base pass's noise; stage k samples from the noise of seed + k "
+                number(io.Int, rules.SEED, "The base pass's noise; stage k samples from the noise of seed + k "
                         "(wrapping at the top of the range).", control_after_generate=True),
-                _number(io.Int, rules.STEPS, "Steps of the base pass (official 30)."),
-                _number(io.Float, rules.CFG, "Classifier-free guidance of every pass (1 = none, as FLUX.1-dev)."),
-                _number(io.Float, rules.DENOISE, "1: from a prompt. Below 1: the base pass runs the last steps x "
+                number(io.Int, rules.STEPS, "Steps of the base pass (official 30)."),
+                number(io.Float, rules.CFG, "Classifier-free guidance of every pass (1 = none, as FLUX.1-dev)."),
+                number(io.Float, rules.DENOISE, "1: from a prompt. Below 1: the base pass runs the last steps x "
                         "denoise of its schedule on the input latent (img2img); the stages still start from noise."),
-                _stage_list(rules.IMAX_SCALES, "Stage sizes, x the input latent, growing (official 4: 1024² -> "
+                stage_list(rules.IMAX_SCALES, "Stage sizes, x the input latent, growing (official 4: 1024² -> "
                             "4096²). Their count is the number of stages every other list follows."),
-                _stage_list(rules.IMAX_STAGE_STEPS, "Steps per stage, each its own schedule from noise (official "
+                stage_list(rules.IMAX_STAGE_STEPS, "Steps per stage, each its own schedule from noise (official "
                             "30)."),
-                _stage_list(rules.IMAX_STAGE_GUIDANCE, "Distilled guidance per stage for models with a guidance "
+                stage_list(rules.IMAX_STAGE_GUIDANCE, "Distilled guidance per stage for models with a guidance "
                             "input (FLUX.1 / Flux.2 dev; official 7); 0 keeps the conditioning's. Ignored by others."),
-                _number(io.Float, rules.BASE_SHIFT, "Static time shift of the base pass (official 3); 0 uses the "
+                number(io.Float, rules.BASE_SHIFT, "Static time shift of the base pass (official 3); 0 uses the "
                         "MODEL's own shift.", **advanced()),
-                _stage_list(rules.STAGE_SHIFT, "Static time shift per stage (official 6: more steps at high "
+                stage_list(rules.STAGE_SHIFT, "Static time shift per stage (official 6: more steps at high "
                             "noise); 0 uses the MODEL's own shift."),
-                _stage_list(rules.IMAX_NTK_FACTOR, f"Official stage model: NTK factor on every RoPE axis, clipped "
-                            f"to position interpolation on the low-frequency pairs (official 10). {_STAGE_MODEL}"),
-                _flag(rules.PROPORTIONAL_ATTENTION, "Official stage model: softmax scale sqrt(log_T(N)/d), T the "
-                      f"trained tokens + 512 (official on). {_STAGE_MODEL}"),
-                _flag(rules.TEXT_DUPLICATION, "Official stage model: the prompt repeated once per trained-size "
+                stage_list(rules.IMAX_NTK_FACTOR, f"Official stage model: NTK factor on every RoPE axis, clipped "
+                            f"to position interpolation on the low-frequency pairs (official 10). {STAGE_MODEL_UNUSED}"),
+                flag(rules.PROPORTIONAL_ATTENTION, "Official stage model: softmax scale sqrt(log_T(N)/d), T the "
+                      f"trained tokens + 512 (official on). {STAGE_MODEL_UNUSED}", **advanced()),
+                flag(rules.TEXT_DUPLICATION, "Official stage model: the prompt repeated once per trained-size "
                       f"tile of the stage, each copy's positions moved to its tile (official on; FLUX.1). "
-                      f"{_STAGE_MODEL}"),
-                _flag(rules.SWIN, "Swin patchify: pad the latent and the guide by one pixel on even stage steps "
-                      "(official on)."),
+                      f"{STAGE_MODEL_UNUSED}", **advanced()),
+                flag(rules.SWIN, "Swin patchify: pad the latent and the guide by one pixel on even stage steps "
+                      "(official on).", **advanced()),
                 io.Combo.Input("guidance_schedule", options=list(rules.GUIDANCE_SCHEDULE.options),
                                default=rules.GUIDANCE_SCHEDULE.initial, tooltip="How the projected flow pulls each "
                                "step: cosine_decay (official README: the low frequencies, weight falling from 1 to 0), "
                                "cosine_shift (all frequencies early, the low ones late), constant (the low ones fully), "
                                "disable (none).", **advanced()),
-                _number(io.Int, rules.WAVELET_LEVEL, "Haar levels of the low-frequency split (official 1: 2 x 2 "
+                number(io.Int, rules.WAVELET_LEVEL, "Haar levels of the low-frequency split (official 1: 2 x 2 "
                         "latent pixels); each level halves what counts as low.", **advanced()),
                 io.Model.Input("stage_model", optional=True,
                                tooltip="Optional: the model for the stages (DyPE / SEGA / DyPE -> SEGA patched); its "
@@ -115,5 +95,5 @@ class ImaxCascade(io.ComfyNode):
             proportional_attention=proportional_attention, text_duplication=text_duplication, swin=swin,
             guidance_schedule=guidance_schedule, wavelet_level=wavelet_level)
         result = run_cascade(model, positive, negative, vae, latent, seed, settings, stage_model=stage_model,
-                             disable_pbar=False, callbacks=_preview_callback)
+                             disable_pbar=False, callbacks=latent_previews)
         return io.NodeOutput(result.latent, result.stages[0])

@@ -13,7 +13,8 @@ from .imax_settings import ImaxSettings
 from .room import CascadeResult, run_passes
 from .settings import HiFlowSettings
 
-__all__ = ["CascadeResult", "HiFlowSettings", "HrditSettings", "ImaxSettings", "run_cascade", "run_passes"]
+__all__ = ["CascadeResult", "HiFlowSettings", "HrditSettings", "ImaxSettings", "latent_previews", "run_cascade",
+           "run_passes"]
 
 
 def run_cascade(model, positive, negative, vae, latent: dict, seed: int,
@@ -31,3 +32,10 @@ def run_cascade(model, positive, negative, vae, latent: dict, seed: int,
         raise TypeError(f"A cascade's settings must be HiFlowSettings, HrditSettings or ImaxSettings, got {type(settings).__name__}.")
     return run_passes(method, model, positive, negative, vae, latent, seed, stage_model=stage_model,
                       disable_pbar=disable_pbar, callbacks=callbacks)
+
+
+def latent_previews(model, steps: int):
+    """ComfyUI's latent preview and progress for one pass of ``steps`` (what KSampler shows), for the nodes."""
+    import latent_preview
+
+    return latent_preview.prepare_callback(model, steps)
