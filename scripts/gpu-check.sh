@@ -35,7 +35,7 @@ PLAN=(
   "CUDA tests (tests/test_cuda.py, marker cuda), ComfyUI 0.3.75 and 0.30 side by side|150"
   "per-call time and peak memory at 4096², ours vs stock, interleaved|90"
   "whole sampling, tiny Flux 2048², DyPE + SEGA vs stock|90"
-  "HiFlow vs one pass, tiny FLUX 256² -> 1024², time inside the model calls|90"
+  "the cascades (HiFlow, I-Max, HRDiT) vs one pass, tiny FLUX 256² -> 1024², time inside the model calls|90"
   "summary table|10"
 )
 budget=0

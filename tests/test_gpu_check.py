@@ -37,7 +37,7 @@ def test_the_plan_fits_eight_minutes_most_valuable_first():
     assert len(phases) == 6 and all(0 < s <= 150 for s in seconds), phases
     assert sum(seconds) <= PLAN_S < DEVICE_COMMAND_S
     assert f"{sum(seconds)} s  in all" in result.stdout
-    order = ["CUDA tests", "per-call time and peak memory at 4096²", "whole sampling", "HiFlow"]
+    order = ["CUDA tests", "per-call time and peak memory at 4096²", "whole sampling", "the cascades"]
     positions = [next(i for i, name in enumerate(names) if name.startswith(word)) for word in order]
     assert positions == sorted(positions), names
 
