@@ -148,17 +148,26 @@ def _flux(name: str, *, image: bool = False, stages: str = "official") -> dict[s
     if image:
         widgets[4] = 0.6
     cascade = last.add(HIFLOW, CASCADE_H, widgets)
-    for src, slot in ((unet, "model"), (guidance, "positive"), (neg, "negative"), (vae, "vae"), (latent, "latent")):
+    return finish_cascade(g, last, cascade, name, (unet, guidance, neg, vae, latent), NOTES[name], stage_model)
+
+
+def finish_cascade(g: Graph, last, cascade: int, name: str, inputs: tuple[int, int, int, int, int], note: str,
+                   stage_model: int | None = None, least_save_h: float | None = None) -> dict[str, Any]:
+    """Every cascade graph's end: its inputs wired (model, positive, negative, vae, latent; stage_model if given),
+    its tiled decode and the image below it in the cascade's column (at least ``least_save_h`` tall), the note."""
+    for src, slot in zip(inputs, ("model", "positive", "negative", "vae", "latent"), strict=True):
         g.link(src, 0, cascade, slot)
     if stage_model is not None:
         g.link(stage_model, 0, cascade, "stage_model")
+    vae = inputs[3]
     decode = last.add("VAEDecodeTiled", 150, [512, 64, 64, 8])
     g.link(cascade, 0, decode, "samples")
     g.link(vae, 0, decode, "vae")
+    room = BOTTOM - (last.bottom + GAP + TITLE_H)
     save = last.fill("SaveImage", [f"dype/{name.removesuffix('.json').replace(' ', '_')}"],
-                     at_least=BOTTOM - (last.bottom + GAP + TITLE_H))
+                     at_least=room if least_save_h is None else max(least_save_h, room))
     g.link(decode, 0, save, "images")
-    add_note(g, NOTES[name])
+    add_note(g, note)
     return g.to_json(name)
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .graph import GAP, LOADER_W, OPTIONAL_INPUTS, OURS_W, PACK, SHAPES, TITLE_H, Graph, add_note, columns
-from .hiflow_workflows import _FILES, _VRAM24, _VRAM80, BOTTOM, CASCADE_W, PROMPTS_W, SEGA_DEFAULTS
+from .graph import LOADER_W, OPTIONAL_INPUTS, OURS_W, PACK, SHAPES, Graph, columns
+from .hiflow_workflows import _FILES, _VRAM24, _VRAM80, CASCADE_W, PROMPTS_W, SEGA_DEFAULTS, finish_cascade
 
 HRDIT = "DyPESEGA_HrditCascade"
 SHAPES[HRDIT] = ([("model", "MODEL"), ("positive", "CONDITIONING"), ("negative", "CONDITIONING"), ("vae", "VAE"),
@@ -125,18 +125,8 @@ def _flux(name: str, *, sega: bool = False) -> dict[str, Any]:
     latent = prompts.add("EmptySD3LatentImage", 110, [1024, 1024, 1])
     cascade = last.add(HRDIT, CASCADE_H, list(OFFICIAL))
     last.bottom += NODES2_ROOM
-    for src, slot in ((unet, "model"), (guidance, "positive"), (neg, "negative"), (vae, "vae"), (latent, "latent")):
-        g.link(src, 0, cascade, slot)
-    if sega:
-        g.link(stage_model, 0, cascade, "stage_model")
-    decode = last.add("VAEDecodeTiled", 150, [512, 64, 64, 8])
-    g.link(cascade, 0, decode, "samples")
-    g.link(vae, 0, decode, "vae")
-    save = last.fill("SaveImage", [f"dype/{name.removesuffix('.json').replace(' ', '_')}"],
-                     at_least=max(SAVE_MIN_H, BOTTOM - (last.bottom + GAP + TITLE_H)))
-    g.link(decode, 0, save, "images")
-    add_note(g, NOTES[name])
-    return g.to_json(name)
+    return finish_cascade(g, last, cascade, name, (unet, guidance, neg, vae, latent), NOTES[name],
+                          stage_model if sega else None, least_save_h=SAVE_MIN_H)
 
 
 def build_hrdit() -> dict[str, dict[str, Any]]:

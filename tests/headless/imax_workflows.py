@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .graph import GAP, LOADER_W, OPTIONAL_INPUTS, PACK, SHAPES, TITLE_H, Graph, add_note, columns
-from .hiflow_workflows import _FILES, _VRAM24, _VRAM80, BOTTOM, CASCADE_H, CASCADE_W, PROMPTS_W
+from .graph import LOADER_W, OPTIONAL_INPUTS, PACK, SHAPES, Graph, columns
+from .hiflow_workflows import _FILES, _VRAM24, _VRAM80, CASCADE_H, CASCADE_W, PROMPTS_W, finish_cascade
 from .notes import NUNCHAKU_FLUX
 
 IMAX = "DyPESEGA_ImaxCascade"
@@ -81,16 +81,7 @@ def _flux(name: str) -> dict[str, Any]:
     g.link(pos, 0, neg, "conditioning")
     latent = prompts.add("EmptySD3LatentImage", 110, [1024, 1024, 1])
     cascade = last.add(IMAX, CASCADE_H, list(OFFICIAL))  # the classic renderer's computeSize for its widgets, too
-    for src, slot in ((unet, "model"), (guidance, "positive"), (neg, "negative"), (vae, "vae"), (latent, "latent")):
-        g.link(src, 0, cascade, slot)
-    decode = last.add("VAEDecodeTiled", 150, [512, 64, 64, 8])
-    g.link(cascade, 0, decode, "samples")
-    g.link(vae, 0, decode, "vae")
-    save = last.fill("SaveImage", [f"dype/{name.removesuffix('.json').replace(' ', '_')}"],
-                     at_least=BOTTOM - (last.bottom + GAP + TITLE_H))
-    g.link(decode, 0, save, "images")
-    add_note(g, NOTES[name])
-    return g.to_json(name)
+    return finish_cascade(g, last, cascade, name, (unet, guidance, neg, vae, latent), NOTES[name])
 
 
 def build_imax() -> dict[str, dict[str, Any]]:
