@@ -32,7 +32,7 @@ kind=hosts
 setup_hash() {  # $1: hosts or venv
   local files=(.ci/constraints.txt .ci/requirements-host.txt scripts/bootstrap.sh)
   [ "$1" = venv ] || files+=(.ci/requirements-host-0.30.txt .ci/host-0.30.txt "$second/comfyui_version.py")
-  "$VENV/bin/python" -I -S -c 'import hashlib, os, sys, sysconfig
+  "$VENV/bin/python" -I -c 'import hashlib, os, sys, sysconfig
 digest = hashlib.sha256(sys.version.encode())
 for name in sys.argv[1:]:
     digest.update(name.encode() + (open(name, "rb").read() if os.path.isfile(name) else b"(missing)"))

@@ -1,11 +1,12 @@
 """The README's main command (scripts/demo.py): its default and --each-kind workflows are shipped and of their kind,
 a workflow can be named by number (4 or 04) or name; a bad name, a file that is not a workflow and a wrong
-COMFYUI_PATH are one clear line each, and a workflow this host lacks is refused saying where it runs; --list boots nothing (it runs here with
-torch unimportable), names the host and the other one, and calls runnable exactly what the tests run (the same rule,
-read from the host's source: each need it reads is checked against the imported host); a run of the HiFlow graphs
-honours --steps in every pass and says what the image is, with ComfyUI's expected import failures in one line.
-.ci/run runs the default and --each-kind on a fresh clone; tests/test_workflows.py runs every workflow through the
-route the demo takes (runner.make_tiny)."""
+COMFYUI_PATH are one clear line each, and a workflow this host lacks is refused saying where it runs; --list boots
+nothing (it runs here with torch unimportable), names the host and the other one, and calls runnable exactly what
+the tests run (the same rule, read from the host's source: each need it reads is checked against the imported
+host); a run of the HiFlow graphs honours --steps in every pass and says what the image is, with ComfyUI's expected
+import failures in one line. .ci/run runs the default and --each-kind on a fresh clone; tests/test_workflows.py runs
+every workflow through the route the demo takes (runner.make_tiny); tests/test_bootstrap.py checks the set-up's
+stamp."""
 
 from __future__ import annotations
 
