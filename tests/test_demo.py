@@ -165,6 +165,36 @@ def test_a_workflow_this_host_lacks_is_refused_before_booting_saying_where_it_ru
         assert "Qwen-Image 2.1 (ComfyUI 0.37+), and neither has the other tested host" in capsys.readouterr().err
 
 
+def test_the_demos_reason_why_the_nodes_barely_show_holds_on_the_tiny_flux(demo):
+    # The summary's premise (demo.UNIFORM_ATTENTION): the stand-in's attention logits are about 0.01, every key's
+    # weight within a few % of 1/N, so a temperature or a rotary change cannot move the image much.
+    import tiny_models
+    import torch
+
+    host.boot()
+    import comfy.ldm.flux.math as flux_math
+
+    seen = []
+
+    def spy(q, k, v, heads, *args, **kwargs):
+        logits = (q.float() @ k.float().transpose(-1, -2)) / q.shape[-1] ** 0.5
+        seen.append((logits.abs().max().item(), logits.softmax(-1).amax(-1).mul(logits.shape[-1]).max().item()))
+        return real(q, k, v, heads, *args, **kwargs)
+
+    real = flux_math.optimized_attention
+    diffusion = tiny_models.build_flux().model.diffusion_model
+    flux_math.optimized_attention = spy
+    try:
+        with torch.no_grad():
+            diffusion(torch.randn(1, 16, 32, 32), torch.tensor([0.5]), torch.randn(1, 7, 32), torch.randn(1, 32),
+                      guidance=torch.tensor([3.5]))
+    finally:
+        flux_math.optimized_attention = real
+    assert len(seen) == 2  # its double- and its single-stream block
+    assert all(largest < 0.05 and heaviest < 1.05 for largest, heaviest in seen), seen
+    assert "about 0.01" in demo.UNIFORM_ATTENTION and "nearly 1/N" in demo.UNIFORM_ATTENTION
+
+
 def test_each_kind_is_what_ci_runs():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "\nbash scripts/demo.sh\n" in ci and "\nbash scripts/demo.sh --each-kind" in ci
