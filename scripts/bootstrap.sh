@@ -22,11 +22,11 @@ PIP=("$VENV/bin/pip" install -q --disable-pip-version-check --no-warn-conflicts 
 TORCH_CPU_INDEX=${TORCH_CPU_INDEX-https://download.pytorch.org/whl/cpu}
 second=.hosts/comfyui-0.30.0
 # The stamp: after a complete set-up, a hash of what it was made from (the pins and requirement files, this script,
-# the environment's Python version and the names of its installed distributions, the second host's version file),
-# one per kind of set-up (the hosts, or COMFYUI_PATH's environment alone). The full check imports torch and runs
-# pip check (5-7 s); when the hash is unchanged it is skipped, so the demo's --list, --help and a typo answer at
-# once. Any change (a pin, a pip install or uninstall, a new Python, a removed host) redoes the full check; so does
-# deleting the stamp ($VENV/.bootstrap-*).
+# the environment's Python version and the names of its installed distributions, the second host's version file), one
+# per kind of set-up (the hosts, or COMFYUI_PATH's environment alone). The full check imports torch and runs pip check
+# (5-17 s on 2 cores, by load); when the hash is unchanged it is skipped, so the demo's --list, --help and a typo
+# answer at once. Any change (a pin, a pip install or uninstall, a new Python, a removed host) redoes the full check;
+# so does deleting the stamp ($VENV/.bootstrap-*).
 kind=hosts
 [ -z "${COMFYUI_PATH:-}" ] || kind=venv
 setup_hash() {  # $1: hosts or venv
@@ -36,7 +36,8 @@ setup_hash() {  # $1: hosts or venv
 digest = hashlib.sha256(sys.version.encode())
 for name in sys.argv[1:]:
     digest.update(name.encode() + (open(name, "rb").read() if os.path.isfile(name) else b"(missing)"))
-digest.update("\n".join(sorted(os.listdir(sysconfig.get_path("purelib")))).encode())
+installed = sorted(set(os.listdir(sysconfig.get_path("purelib"))) - {"__pycache__"})  # not what imports leave
+digest.update("\n".join(installed).encode())
 print(digest.hexdigest())' "${files[@]}" 2>/dev/null
 }
 if [ -x "$VENV/bin/python" ] && [ -f "$VENV/.bootstrap-$kind" ]; then
