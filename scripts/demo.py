@@ -1,7 +1,7 @@
 """Run shipped example workflows headless on a ComfyUI test host, with tiny random-weight stand-in models.
 
     bash scripts/demo.sh [--workflow 04 [26 ...] | --each-kind] [--out out] [--side 256] [--steps 4]
-    bash scripts/demo.sh --list    (in seconds, booting nothing: the host, every workflow, which run on it)
+    bash scripts/demo.sh --list    (booting nothing, under a second once set up: the host, every workflow, which run)
 
 What runs is the real graph of the example: our nodes and ComfyUI's own (text encoding, KSampler or the HiFlow
 Cascade, tiled VAE decode, SaveImage), in-process on the test host (tests/host.py: ComfyUI 0.3.75 vendored by PyPI
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -33,6 +34,13 @@ KINDS = ("one pass", "HiFlow from a prompt", "HiFlow from an image", "I-Max from
 EACH_KIND = {"one pass": "04", "HiFlow from a prompt": "26", "HiFlow from an image": "28", "I-Max from a prompt": "35",
              "HRDiT from a prompt": "36", "editing": "30", "video": "24"}
 HIFLOW, IMAX, HRDIT = "DyPESEGA_HiFlowCascade", "DyPESEGA_ImaxCascade", "DyPESEGA_HrditCascade"
+#: Why the nodes' changes barely show in the demo's images (tests/test_demo.py holds its premise on the tiny FLUX.1).
+UNIFORM_ATTENTION = (
+    "What the nodes change barely shows in these images: the stand-ins' random weights (std 0.05, their q/k norm "
+    "scales too) give attention logits of about 0.01, so every key gets nearly 1/N of the weight whatever the rotary "
+    "positions and temperatures (DyPE, SEGA, the cascades' stage models) do; e.g. 37 (SEGA in HRDiT's stages) and "
+    "36 differ by about one grey level. The demo shows that each graph runs; the tests check what the nodes compute "
+    "against the official codes.")
 
 
 def kind_of(workflow: dict) -> str:
@@ -54,15 +62,29 @@ def shipped() -> list[Path]:
 
 
 def load(path: Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
+    """A UI-format workflow file, or one line saying why ``path`` is not one."""
+    try:
+        workflow = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise SystemExit(f"demo: {path} is not a ComfyUI workflow file (not readable JSON: {error})") from None
+    if not isinstance(workflow, dict) or not isinstance(workflow.get("nodes"), list):
+        raise SystemExit(f"demo: {path} is JSON but not a UI-format ComfyUI workflow (no 'nodes' list; an API-format "
+                         "file is not one): save the graph from ComfyUI with Workflow › Save")
+    return workflow
+
+
+def number(path: Path) -> str:
+    """A shipped workflow's number, as its name starts ("04")."""
+    return path.stem.split(" ", 1)[0]
 
 
 def resolve_workflow(given: str) -> Path:
-    """The workflow file ``given`` names: a path, a file name in workflows/ or its number ("04")."""
+    """The workflow file ``given`` names: a path, a file name in workflows/ or its number ("04", or "4")."""
     path = Path(given)
     if path.is_file():
         return path.resolve()
-    matches = [p for p in shipped() if p.stem == given or p.name == given or p.stem.split(" ", 1)[0] == given]
+    matches = [p for p in shipped() if given in (p.stem, p.name, number(p))
+               or (given.isdigit() and number(p).isdigit() and int(given) == int(number(p)))]
     if len(matches) == 1:
         return matches[0]
     raise SystemExit(f"demo: --workflow {given!r} is neither a file nor one shipped workflow "
@@ -74,12 +96,39 @@ def each_kind() -> list[Path]:
     return [resolve_workflow(EACH_KIND[kind]) for kind in KINDS]
 
 
-def list_workflows() -> int:
-    """Print the host, every shipped workflow with its kind and whether this host runs it; boots nothing."""
+def host_root() -> Path:
+    """The ComfyUI tree the demo runs on, or one line saying why there is none (a wrong COMFYUI_PATH)."""
     import host
+
+    try:
+        return host.comfyui_root()
+    except RuntimeError as error:
+        where = f"COMFYUI_PATH={os.environ['COMFYUI_PATH']}: " if os.environ.get("COMFYUI_PATH") else ""
+        raise SystemExit(f"demo: {where}{error} The tested hosts: unset COMFYUI_PATH (ComfyUI 0.3.75, after "
+                         "bash scripts/bootstrap.sh) or COMFYUI_PATH=.hosts/comfyui-0.30.0") from None
+
+
+def refusal(path: Path, workflow: dict, lacks: str, root: Path) -> str:
+    """Why this host cannot run ``workflow``, and where it runs: the other tested host if that has what it needs,
+    else the ComfyUI the missing piece came with (e.g. Qwen-Image 2.1: 0.37+, which neither tested host is)."""
     from headless import host_needs
 
-    root = host.comfyui_root()
+    prefix, other = host_needs.other_host(root)
+    needs = host_needs.workflow_needs(workflow)
+    if other is not None and not host_needs.lacks(needs, other):
+        return (f"{path.name} cannot run on this ComfyUI: {lacks}; the other tested host runs it: {prefix}bash "
+                f"scripts/demo.sh --workflow {number(path)}")
+    there = host_needs.describe(other) if other is not None else "not set up here"
+    return (f"{path.name} cannot run on this ComfyUI: {lacks}, and neither has the other tested host ({there}): "
+            "no host here runs it; open the workflow with the real model in a ComfyUI that has it (--list says which "
+            "run here)")
+
+
+def list_workflows() -> int:
+    """Print the host, every shipped workflow with its kind and whether this host runs it; boots nothing."""
+    from headless import host_needs
+
+    root = host_root()
     prefix, other = host_needs.other_host(root)
     print(f"Host: {host_needs.describe(root)}.")
     print(f"The other tested host: {prefix}bash scripts/demo.sh ... "
@@ -93,7 +142,7 @@ def list_workflows() -> int:
         if lacks:
             there = other is not None and not host_needs.lacks(needs, other)
             notes.append(f"not on this host: {lacks}" + (f"; runs on the other: {prefix}bash scripts/demo.sh "
-                                                          f"--workflow {path.stem.split()[0]}" if there else ""))
+                                                          f"--workflow {number(path)}" if there else ""))
         runnable += not lacks
         print(f"{path.stem}   ({'; '.join(notes)})")
     print(f"{runnable} of {len(shipped())} run on this host: bash scripts/demo.sh --workflow 04 (several: --workflow "
@@ -174,7 +223,7 @@ def run(path: Path, args: argparse.Namespace) -> bool:
     if not result.success:
         print(f"execution failed: {result.error()}", file=sys.stderr)
         return False
-    preview = write_schedule_preview(out_dir, prompt, plan.family, path.stem.split()[0])
+    preview = write_schedule_preview(out_dir, prompt, plan.family, number(path))
     if preview:
         print(f"  schedule preview (the workflow's real size and steps): {preview}")
     for stats, image in zip(result.stats, result.images, strict=True):
@@ -202,16 +251,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--side must be at least 64 px and --steps at least 2")
     if args.list:
         return list_workflows()
-    import host
     from headless import host_needs, runner
 
+    root = host_root()
     paths = each_kind() if args.each_kind else [resolve_workflow(w) for w in args.workflow]
     for path in paths:
-        lacks = runner.host_lacks(load(path))
+        workflow = load(path)
+        lacks = runner.host_lacks(workflow)
         if lacks:
-            prefix, _ = host_needs.other_host(host.comfyui_root())
-            print(f"{path.name} cannot run on this ComfyUI: {lacks} (--list says which run here; the other tested "
-                  f"host: {prefix}bash scripts/demo.sh --workflow {path.stem.split()[0]})", file=sys.stderr)
+            print(refusal(path, workflow, lacks, root), file=sys.stderr)
             return 1
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)  # the 0.30 host's database set-up, line by line
@@ -222,8 +270,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"the pack did not load into ComfyUI: {registry.boot().pack_error}", file=sys.stderr)
         return 1
     failed = [path.name for path in paths if not run(path, args)]
-    print(f"\n{len(paths) - len(failed)} of {len(paths)} workflows ran on {host_needs.describe(host.comfyui_root())} "
+    print(f"\n{len(paths) - len(failed)} of {len(paths)} workflows ran on {host_needs.describe(root)} "
           f"in {time.perf_counter() - start:.1f} s (boot included); images in {args.out.resolve()}")
+    print(UNIFORM_ATTENTION)
     return 1 if failed else 0
 
 

@@ -6,11 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 .venv/bin/ruff check .
-# One leg: the suite on one host (its environment in "$@"), ending with its 20 slowest tests. One pytest-xdist
-# worker per CPU, each test file whole on one worker (module fixtures, the browser's one server); each worker uses
-# one torch thread (tests/conftest.py). Pass -n 0 to run in one process.
+# One leg: the suite on one host (its environment in "$@"), ending with the reason of every skip (-rs: one line per
+# reason and place, with its count) and its 20 slowest tests. One pytest-xdist worker per CPU, each test file whole
+# on one worker (module fixtures, the browser's one server); each worker uses one torch thread (tests/conftest.py).
+# Pass -n 0 to run in one process.
 leg() {
-  env "$@" .venv/bin/python -m pytest -q --durations=20 -n logical --dist loadfile "${PYTEST_ARGS[@]}"
+  env "$@" .venv/bin/python -m pytest -q -rs --durations=20 -n logical --dist loadfile "${PYTEST_ARGS[@]}"
 }
 
 PYTEST_ARGS=("$@")

@@ -1,15 +1,18 @@
 """The README's main command (scripts/demo.py): its default and --each-kind workflows are shipped and of their kind,
-a workflow can be named by number or name, a bad name is one clear line; --list boots nothing (it runs here with
-torch unimportable), names the host and the other one, and calls runnable exactly what the tests run (the same rule,
-read from the host's source: each need it reads is checked against the imported host); a run of the HiFlow graphs
-honours --steps in every pass and says what the image is, with ComfyUI's expected import failures in one line.
-.ci/run runs the default and --each-kind on a fresh clone; tests/test_workflows.py runs every workflow through the
-route the demo takes (runner.make_tiny)."""
+a workflow can be named by number (4 or 04) or name; a bad name, a file that is not a workflow and a wrong
+COMFYUI_PATH are one clear line each, and a workflow this host lacks is refused saying where it runs; --list boots
+nothing (it runs here with torch unimportable), names the host and the other one, and calls runnable exactly what
+the tests run (the same rule, read from the host's source: each need it reads is checked against the imported
+host); a run of the HiFlow graphs honours --steps in every pass and says what the image is, with ComfyUI's expected
+import failures in one line. .ci/run runs the default and --each-kind on a fresh clone; tests/test_workflows.py runs
+every workflow through the route the demo takes (runner.make_tiny); tests/test_bootstrap.py checks the set-up's
+stamp."""
 
 from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 import re
 import subprocess
 import sys
@@ -48,8 +51,31 @@ def test_workflow_by_number_name_or_path(demo):
     path = demo.resolve_workflow(demo.DEFAULT_WORKFLOW)
     number = path.stem.split(" ", 1)[0]
     assert demo.resolve_workflow(number) == path
+    assert demo.resolve_workflow(str(int(number))) == path  # "4" is 04
     assert demo.resolve_workflow(path.name) == path
     assert demo.resolve_workflow(str(path)) == path
+    assert demo.resolve_workflow("2").name.startswith("02 ")
+
+
+@pytest.mark.parametrize(("text", "says"), [("not json", "is not a ComfyUI workflow file (not readable JSON"),
+                                            ('{"1": {"class_type": "KSampler"}}', "not a UI-format ComfyUI workflow")])
+def test_a_workflow_file_that_is_not_one_is_one_clear_line(demo, tmp_path, text, says):
+    path = tmp_path / "mine.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SystemExit) as raised:
+        demo.main(["--workflow", str(path)])
+    assert says in str(raised.value) and str(path) in str(raised.value) and "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize("args", [["--list"], []])
+def test_a_wrong_comfyui_path_is_one_clear_line(tmp_path, args):
+    env = {**os.environ, "COMFYUI_PATH": str(tmp_path / "no ComfyUI here")}
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "demo.py"), *args], env=env, capture_output=True,
+                            text=True, timeout=60, check=False)
+    assert result.returncode == 1 and result.stdout == "", result.stdout
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
+    assert f"COMFYUI_PATH={tmp_path / 'no ComfyUI here'}: " in result.stderr and "does not look like a ComfyUI" in \
+        result.stderr and "COMFYUI_PATH=.hosts/comfyui-0.30.0" in result.stderr
 
 
 def test_unknown_workflow_is_one_clear_line(demo):
@@ -117,13 +143,56 @@ def test_a_hiflow_run_honours_steps_and_says_what_the_image_is(tmp_path):
     assert "Traceback" not in out and "IMPORT FAILED" not in out and "pip install -r requirements.txt" not in out
 
 
-def test_a_workflow_this_host_lacks_is_refused_before_booting_with_the_other_hosts_command(demo, capsys):
+def test_a_workflow_this_host_lacks_is_refused_before_booting_saying_where_it_runs(demo, capsys):
+    # Where the other tested host has what it needs: its command; where neither has it (Qwen-Image 2.1, 34): the
+    # ComfyUI it came with, and no command that would be refused too.
     lacking = [p for p in demo.shipped() if runner.host_lacks(demo.load(p))]
     if not lacking:
         pytest.skip("this host runs every shipped workflow")
-    assert demo.main(["--workflow", lacking[0].stem.split()[0]]) == 1
-    err = capsys.readouterr().err
-    assert "cannot run on this ComfyUI: this ComfyUI has no" in err and "bash scripts/demo.sh --workflow" in err
+    prefix, other = host_needs.other_host(host.comfyui_root())
+    for path in lacking:
+        assert demo.main(["--workflow", demo.number(path)]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{path.name} cannot run on this ComfyUI: this ComfyUI has no" in err
+        needs = host_needs.workflow_needs(demo.load(path))
+        if other is not None and not host_needs.lacks(needs, other):
+            assert f"the other tested host runs it: {prefix}bash scripts/demo.sh --workflow {demo.number(path)}" in err
+        else:
+            assert "neither has the other tested host" in err and "bash scripts/demo.sh" not in err, err
+    qwen21 = [p for p in lacking if p.name.startswith("34 ")]
+    if other is not None and qwen21:  # neither tested host has 2.1: the refusal names the ComfyUI it came with
+        assert demo.main(["--workflow", "34"]) == 1
+        assert "Qwen-Image 2.1 (ComfyUI 0.37+), and neither has the other tested host" in capsys.readouterr().err
+
+
+def test_the_demos_reason_why_the_nodes_barely_show_holds_on_the_tiny_flux(demo):
+    # The summary's premise (demo.UNIFORM_ATTENTION): the stand-in's attention logits are about 0.01, every key's
+    # weight within a few % of 1/N, so a temperature or a rotary change cannot move the image much.
+    import tiny_models
+    import torch
+
+    host.boot()
+    import comfy.ldm.flux.math as flux_math
+
+    seen = []
+
+    def spy(q, k, v, heads, *args, **kwargs):
+        logits = (q.float() @ k.float().transpose(-1, -2)) / q.shape[-1] ** 0.5
+        seen.append((logits.abs().max().item(), logits.softmax(-1).amax(-1).mul(logits.shape[-1]).max().item()))
+        return real(q, k, v, heads, *args, **kwargs)
+
+    real = flux_math.optimized_attention
+    diffusion = tiny_models.build_flux().model.diffusion_model
+    flux_math.optimized_attention = spy
+    try:
+        with torch.no_grad():
+            diffusion(torch.randn(1, 16, 32, 32), torch.tensor([0.5]), torch.randn(1, 7, 32), torch.randn(1, 32),
+                      guidance=torch.tensor([3.5]))
+    finally:
+        flux_math.optimized_attention = real
+    assert len(seen) == 2  # its double- and its single-stream block
+    assert all(largest < 0.05 and heaviest < 1.05 for largest, heaviest in seen), seen
+    assert "about 0.01" in demo.UNIFORM_ATTENTION and "nearly 1/N" in demo.UNIFORM_ATTENTION
 
 
 def test_each_kind_is_what_ci_runs():

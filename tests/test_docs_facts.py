@@ -1,7 +1,7 @@
 """Facts the pages state that come from data, held to it so they cannot drift: the trained size of each image family
 (README, docs/models.md, the workflows' notes and cards: the largest documented size, tests/native_sizes.py, whose
 long side is the adapter's) and how many nodes the pack has (the extension's list, each with its docs/nodes.md
-section; a page that counts them counts right)."""
+section; a page that counts them counts right), and the size the cascade pages give ComfyUI's T5 length."""
 
 from __future__ import annotations
 
@@ -112,3 +112,31 @@ def test_every_node_has_its_section_and_no_page_miscounts_them():
 def test_the_count_check_catches_a_wrong_count(text):
     match = re.search(COUNTED, text)
     assert match and (NUMBERS.get(match[1]) or int(match[1])) != len(node_modules())
+
+
+@pytest.mark.usefixtures("comfy_host")
+def test_the_t5_length_rows_give_the_hosts_length_and_the_formulas_sizes():
+    """docs/imax.md, hiflow.md and hrdit.md: ComfyUI's FLUX.1 T5 pads to 256 tokens (the host's tokenizer), and the
+    smaller softmax scale of 256-token prompts against the official 512 is the pack's proportional-attention formula
+    (rope/hiflow_stage.py) at 4096² with I-Max's 16 copies, and at 2048² / 4096² with one."""
+    import inspect
+
+    import comfy.text_encoders.flux
+    import host
+
+    assert "min_length=256" in inspect.getsource(comfy.text_encoders.flux.T5XXLTokenizer.__init__)
+    stage = host.pack_submodule("rope.hiflow_stage")
+    trained = stage.trained_attention_tokens(64 * 64)
+
+    def smaller(image_tokens: int, copies: int) -> str:  # 1 - scale(256) / scale(512), scale ∝ m²
+        short, full = (stage.proportional_temperature(image_tokens + copies * n, trained) for n in (256, 512))
+        return f"{100 * (1 - (short / full) ** 2):.3f}"
+
+    assert smaller(256 * 256, 16) == "0.255"
+    imax, hiflow, hrdit = ((ROOT / "docs" / f"{name}.md").read_text(encoding="utf-8") for name in
+                           ("imax", "hiflow", "hrdit"))
+    assert "N = 65,536 + 16 × 256 = 69,632 instead of 73,728, a softmax scale sqrt(log_T N / d) 0.26 % smaller" in imax
+    one_copy = f"{smaller(128 * 128, 1)} % smaller at 2048², {smaller(256 * 256, 1)} % at 4096²"
+    assert one_copy == "0.078 % smaller at 2048², 0.017 % at 4096²"
+    assert one_copy in hiflow and one_copy in hrdit
+    assert "at least 256" in hiflow and "at least 256" in hrdit and "at least 256 tokens" in imax

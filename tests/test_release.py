@@ -1,5 +1,6 @@
 """What a release needs: CHANGELOG.md's top entry is pyproject.toml's version, the publish workflow is the Comfy
-registry's own action on a published release with its one input, and the model-request issue form is whole."""
+registry's own action on a published release with its one input, and the issue forms (model request, bug report) are
+whole; the README's troubleshooting links the bug report."""
 
 from __future__ import annotations
 
@@ -50,3 +51,16 @@ def test_model_request_form():
     assert form["name"] and form["description"]
     required = {item["id"] for item in form["body"] if item.get("validations", {}).get("required")}
     assert {"model", "model_class", "trained_sizes", "comfyui"} <= required
+
+
+def test_bug_report_form():
+    form = yaml.safe_load((ROOT / ".github" / "ISSUE_TEMPLATE" / "bug-report.yml").read_text(encoding="utf-8"))
+    assert form["name"] and form["description"]
+    ids = [item["id"] for item in form["body"] if "id" in item]
+    assert len(ids) == len(set(ids))
+    required = {item["id"] for item in form["body"] if item.get("validations", {}).get("required")}
+    assert {"comfyui", "frontend", "system", "workflow", "log"} <= required
+    log = next(item for item in form["body"] if item.get("id") == "log")
+    assert log["attributes"]["render"] == "text"  # pasted as a code block, tracebacks kept whole
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "issues/new?template=bug-report.yml" in readme

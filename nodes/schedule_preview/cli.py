@@ -14,13 +14,13 @@ from ..inputs.ranges import BASE_RESOLUTION, FLOOR, HEIGHT, LAMBDA_S, LAMBDA_T, 
 
 
 def _image_path(text: str) -> Path:
-    from PIL import Image
-
     path = Path(text)
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{text} is a directory; give a file name such as {path / 'schedule.png'}")
     if path.suffix.lower() in (".jpg", ".jpeg", ".webp", ".png", ".gif", ".bmp", ".tif", ".tiff"):
-        return path  # common ones without loading every Pillow plugin
+        return path  # common ones without Pillow (imported after the arguments, as torch) or its plugins
+    from PIL import Image  # a Python without it: the pack's __main__ says which Python to use
+
     formats = Image.registered_extensions()  # extension -> format, readable or writable
     if formats.get(path.suffix.lower()) not in Image.SAVE:
         raise argparse.ArgumentTypeError(f"Pillow cannot write {path.suffix or 'a file without extension'!r}; "

@@ -114,6 +114,31 @@ def frontend_root(root: Path) -> tuple[Path | None, str]:
                       "run scripts/browser-setup.sh to put the pinned one under .hosts/")
 
 
+#: The browser tests' wait for ComfyUI to answer after its start, in seconds (docs/development.md). Unset: the machine
+#: decides (WAIT_PER_CORE_LOAD s for each unit of load per CPU, at least WAIT_FLOOR s). A server alone answered after
+#: 24.5 s at load 11 on 2 cores; on such a machine, with the browser tests' own servers and frontends, a fixed 90 s
+#: ran out for every browser test.
+WAIT_SETTING = "DYPE_SEGA_SERVER_WAIT"
+WAIT_FLOOR, WAIT_PER_CORE_LOAD = 90.0, 60.0
+
+
+def start_wait() -> tuple[float, str]:
+    """How long to wait for the server, and where that number came from (said when the wait runs out)."""
+    given = os.environ.get(WAIT_SETTING, "").strip()
+    if given:
+        try:
+            seconds = float(given)
+        except ValueError:
+            seconds = -1.0
+        if not 0 < seconds < float("inf"):
+            raise ValueError(f"{WAIT_SETTING}={given!r}: give the seconds to wait for ComfyUI's start, e.g. 300")
+        return seconds, f"{WAIT_SETTING}={given}"
+    cores = os.cpu_count() or 1
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    seconds = max(WAIT_FLOOR, WAIT_PER_CORE_LOAD * load / cores)
+    return seconds, f"the default for load {load:.1f} on {cores} CPUs; set {WAIT_SETTING}=SECONDS to wait longer"
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -124,12 +149,12 @@ class ComfyServer:
     """``with ComfyServer(tmp, model_files) as srv:`` → ``srv.url``; the process is stopped by its pid on exit."""
 
     def __init__(self, work_dir: Path, model_files: dict[str, tuple[str, ...]], front_end_root: Path | None = None,
-                 start_timeout: float = 90.0, templates: Path | None = None) -> None:
+                 start_timeout: float | None = None, templates: Path | None = None) -> None:
         self.work_dir = work_dir
         self.front_end_root = front_end_root
         self.templates = templates
         self.model_files = model_files
-        self.start_timeout = start_timeout
+        self.start_timeout, self.wait_source = (start_timeout, "given") if start_timeout else start_wait()
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = work_dir / "server.log"
@@ -191,7 +216,8 @@ class ComfyServer:
                     break
                 time.sleep(0.25)
         self.__exit__(None, None, None)
-        raise RuntimeError(f"ComfyUI did not answer on {self.url} within {self.start_timeout:.0f} s; log:\n{self.log()}")
+        raise RuntimeError(f"the wait for ComfyUI's start ran out: no answer on {self.url} within "
+                           f"{self.start_timeout:.0f} s ({self.wait_source}); log:\n{self.log()}")
 
     def __enter__(self) -> ComfyServer:
         return self.start().wait()
