@@ -183,3 +183,24 @@ def test_a_node_chaining_onto_the_clone_is_chained_under_it_once(newest, model):
     options["optimized_attention_override"] = sparse
     torch.testing.assert_close(_sample(chained), expected, rtol=0, atol=0)
     assert len(declined) == _variants() * ATTENTIONS  # every attention ours computes, each once
+
+
+def test_a_block_preferring_two_functions_gets_the_hosts_attention(newest, model, monkeypatch, caplog):
+    """Which of a block's ComfyAttention modules a FLUX block passes could not be read upstream: a block whose modules
+    set different functions is said once and left to the host's attention; the other blocks keep their INT8."""
+    newest.prefer(model, newest.int8)
+    block = model.model.diffusion_model.double_blocks[0]
+    monkeypatch.setattr(block, "other_attention", newest_attention.ComfyAttention(lambda *a, **k: None),
+                        raising=False)
+    with caplog.at_level(logging.INFO):
+        _sample(_clone(model, spa=True, hap=False))
+    assert {c["block"][0] for c in newest.calls} == {"single"}
+    assert len([r for r in caplog.records if "sets 2 attention functions in double block 0" in r.getMessage()]) == 1
+
+
+def test_a_block_without_a_preference_gets_the_hosts_attention(newest, model):
+    """A checkpoint that sets INT8 in its single block only: the double block's attention stays the host's."""
+    newest.prefer(model, newest.int8)
+    newest.monkeypatch.setattr(model.model.diffusion_model.double_blocks[0].comfy_attention, "function", None)
+    _sample(_clone(model, spa=False, hap=False))
+    assert [c["block"] for c in newest.calls] == [("single", 0)]

@@ -17,8 +17,9 @@ the function it wraps. ComfyUI 0.3.75 and 0.30 have no containers and no prefere
 
 So a stage clone's override always has a ``container_function``; wrap_attn then passes it no ``func``, and ``func``
 is FLUX's ``optimized_attention`` (what 980c56c calls). The preference never reaches an override, so it is read from
-the model: the ``ComfyAttention`` modules of the call's block (the newest FLUX layers could not be read to say which
-module a block passes; a block whose modules prefer different functions is said once and gets the host's).
+the model, once per model call: the ``ComfyAttention`` modules of each block (the newest FLUX layers could not be
+read to say which module a block passes; a block whose modules set different functions is said once and gets the
+host's attention).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .spa import AttentionCall
+from .spa import AttentionCall, Notes
 
 BOOLEAN, ADDITIVE = "boolean", "additive"
 #: How ComfyUI's attention functions (05080f6) take a (B, H, n, N) mask. PyTorch's SDPA, and comfy-kitchen's INT8
@@ -53,23 +54,36 @@ def host_function() -> Callable:
     return flux_math.optimized_attention
 
 
-def preferred_function(call: AttentionCall | None, options: dict) -> Callable | None:
-    """The attention function the checkpoint sets for this call's block, or None (none set, or an older host)."""
+def block_preferences(model: torch.nn.Module, notes: Notes) -> dict:
+    """(block type, block index) -> the attention function the checkpoint's config sets for that block's
+    ``ComfyAttention`` modules (None: none), and (None, None) -> the model's where all agree, for an attention outside
+    FLUX's blocks; {} on hosts without them. Read once per model call, outside the diffusion model (which
+    torch.compile may trace); a block whose modules set different functions is said once and gets the host's."""
     kind = getattr(_attention_module(), "ComfyAttention", None)
-    if kind is None or call is None or call.model is None:
-        return None
-    key = (options.get("block_type"), options.get("block_index"))
-    if key not in call.preferred:
-        blocks = getattr(call.model, f"{key[0]}_blocks", None) if key[0] in ("double", "single") else None
-        inside = blocks is not None and isinstance(key[1], int) and 0 <= key[1] < len(blocks)
-        scope = blocks[key[1]] if inside else call.model
+    if kind is None:
+        return {}
+
+    def one(scope: torch.nn.Module, where: str | None) -> Callable | None:
         found = {id(m.function): m.function for m in scope.modules()
                  if isinstance(m, kind) and getattr(m, "function", None) is not None}
-        if len(found) > 1:
-            call.notes.once(f"HRDiT: the checkpoint prefers {len(found)} attention functions in {key[0]} block "
-                            f"{key[1]}; HRDiT's stages use the host's attention there.")
-        call.preferred[key] = next(iter(found.values())) if len(found) == 1 else None
-    return call.preferred[key]
+        if len(found) > 1 and where is not None:
+            notes.once(f"HRDiT: the checkpoint sets {len(found)} attention functions in {where}; HRDiT's stages use "
+                       "the host's attention there.")
+        return next(iter(found.values())) if len(found) == 1 else None
+
+    preferences = {(None, None): one(model, None)}
+    for block_type in ("double", "single"):
+        for index, block in enumerate(getattr(model, f"{block_type}_blocks", ())):
+            preferences[block_type, index] = one(block, f"{block_type} block {index}")
+    return preferences
+
+
+def preferred_function(call: AttentionCall | None, options: dict) -> Callable | None:
+    """The checkpoint's attention function for this call's block (AttentionCall.preferred), or None."""
+    if call is None or not call.preferred:
+        return None
+    key = (options.get("block_type"), options.get("block_index"))
+    return call.preferred[key] if key in call.preferred else call.preferred[None, None]
 
 
 def override_function(override: Callable) -> Callable | None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ..families import FamilyAdapter, UnsupportedModelError
 from ..families.base import COSMOS_ROPE
-from .attention_backend import override_name
+from .attention_backend import block_preferences, override_name
 from .spa import ATTENTION, ATTENTION_KEY, RUN_NOTES_KEY, RUN_STEP_KEY, AttentionCall, AttentionPlan, Notes, SpaEmbedder
 from .spa_attention import chained_override, host_can_override_attention
 from .stage_step import stage_step
@@ -94,8 +94,10 @@ def attention_wrapper(executor, x, t, c_concat=None, c_crossattn=None, control=N
         step = told.step if told is not None else int(transformer_options.get(RUN_STEP_KEY, 0))
         notes = transformer_options.get(RUN_NOTES_KEY)
         call = AttentionCall(plan=plan, spa_on=plan.spa_on(step), grid=adapter.token_grid(x), double_blocks=blocks,
-                             model=base_model.diffusion_model, notes=notes if isinstance(notes, Notes) else Notes())
+                             notes=notes if isinstance(notes, Notes) else Notes())
         transformer_options = _on_top(transformer_options, call)
+        if getattr(transformer_options[OVERRIDE_KEY], "previous", None) is None:
+            call.preferred = block_preferences(base_model.diffusion_model, call.notes)
     with ATTENTION.holding(call):
         return executor(x, t, c_concat, c_crossattn, control, transformer_options, **kwargs)
 

@@ -90,9 +90,10 @@ class AttentionCall:
     grid: tuple[int, int]
     double_blocks: int  # the model's double-stream blocks: single block i is layer double_blocks + i
     tables: tuple[torch.Tensor, list[torch.Tensor]] | None = None  # (ordinary, variants), left by SpaEmbedder
-    model: torch.nn.Module | None = None  # the diffusion model called: its blocks' preferred attention (checkpoint)
     notes: Notes = field(default_factory=Notes)  # the run's
-    preferred: dict = field(default_factory=dict)  # (block type, index) -> the checkpoint's attention function
+    # (block type, index) -> the checkpoint's attention function (attention_backend.block_preferences), where no
+    # override was set before ours (ComfyUI drops the preference under any override)
+    preferred: dict = field(default_factory=dict)
 
     def layer(self, options: dict) -> int:
         index = int(options.get("block_index", 0))
