@@ -114,9 +114,9 @@ def test_the_recorded_attention_is_what_ran(comfy_host, monkeypatch):
     def counted_kernel(plan, anchor):
         inner = real_kernel(plan, anchor)
 
-        def kernel(q, k, v, heads, call, kwargs):
+        def kernel(q, k, v, heads, call, kwargs, **extra):
             invocations.append(call.spa_on)
-            return inner(q, k, v, heads, call, kwargs)
+            return inner(q, k, v, heads, call, kwargs, **extra)
 
         kernel.plan, kernel.anchor = inner.plan, inner.anchor
         return kernel

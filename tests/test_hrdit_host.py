@@ -45,6 +45,7 @@ def _record(clone) -> list[dict]:
                             step=o.get(spa.RUN_STEP_KEY)))
         return out
 
+    recording.dype_sega_attention = True  # ours, recorded: the clone's wrapper keeps it on top as it is
     options["optimized_attention_override"] = recording
     return records
 

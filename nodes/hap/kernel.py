@@ -27,9 +27,17 @@ from .scope_plan import BLOCK, ScopePlan
 CHUNK_ENTRIES = 1 << 24  # mask entries (heads x query rows x keys) per chunk of the masked dense path
 
 
+def sdpa_attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor,
+                scale: float | None) -> torch.Tensor:
+    """The masked path's default inner attention: PyTorch SDPA with a boolean keep mask."""
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
+
+
 def masked_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, text: int, half: tuple[int, ...],
-                     anchor: int, scale: float | None) -> torch.Tensor:
-    """(B, H, N, D) attention of q over the kept keys, masked dense, a chunk of query rows at a time."""
+                     anchor: int, scale: float | None, attend: Callable | None = None) -> torch.Tensor:
+    """(B, H, N, D) attention of q over the kept keys, masked dense, a chunk of query rows at a time; each chunk
+    through ``attend(q_rows, k, v, keep_mask, scale) -> (B, H, rows, D)`` (None: PyTorch SDPA)."""
+    attend = attend or sdpa_attend
     heads, tokens = q.shape[1], q.shape[2]
     half_t = torch.tensor(half, dtype=torch.int64, device=q.device)
     cols = torch.arange(tokens, device=q.device)
@@ -38,7 +46,7 @@ def masked_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, text: in
     for start in range(0, tokens, rows_per_chunk):
         rows = cols[start:start + rows_per_chunk]
         mask = keep_mask(rows, cols, text, half_t, anchor)[None]
-        outs.append(F.scaled_dot_product_attention(q[:, :, rows], k, v, attn_mask=mask, scale=scale))
+        outs.append(attend(q[:, :, rows], k, v, mask, scale))
     return torch.cat(outs, dim=2)
 
 
@@ -86,9 +94,10 @@ def flex_hap_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, text: 
 
 def hap_kernel(plan: ScopePlan, anchor: int, flex: bool | None = None) -> Callable:
     """The attention kernel of an AttentionPlan (nodes/rope_patch/spa.py): HAP with ``plan`` and the anchor
-    stride. ``flex`` None: FlexAttention on CUDA, masked dense elsewhere; True / False force one (tests)."""
+    stride. ``flex`` None: FlexAttention on CUDA, masked dense elsewhere; True / False force one (tests). The
+    kernel's ``attend`` is the masked path's inner attention (masked_attention); FlexAttention does not use it."""
 
-    def kernel(q, k, v, heads, call, kwargs):
+    def kernel(q, k, v, heads, call, kwargs, attend: Callable | None = None):
         batch, heads, tokens, dim = q.shape
         image = call.grid[0] * call.grid[1]
         text = tokens - image
@@ -102,7 +111,7 @@ def hap_kernel(plan: ScopePlan, anchor: int, flex: bool | None = None) -> Callab
         if use_flex:
             out = flex_hap_attention(q, k, v, text, half, anchor, scale, compiled=q.is_cuda)
         else:
-            out = masked_attention(q, k, v, text, half, anchor, scale)
+            out = masked_attention(q, k, v, text, half, anchor, scale, attend)
         if kwargs.get("skip_output_reshape"):
             return out
         return out.transpose(1, 2).reshape(batch, tokens, heads * dim)

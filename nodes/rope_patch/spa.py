@@ -18,16 +18,20 @@ itself. Composition order: SPA replaces the positions (DyPE's or the NTK's frequ
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
 from ...rope.spa import bundled_ids
 from .scopes import ThreadSlot
 
+logger = logging.getLogger(__name__)
+
 ATTENTION_KEY = "dype_sega_attention"  # transformer_options key of an HRDiT stage clone's AttentionPlan
 RUN_STEP_KEY = "dype_sega_run_step"  # transformer_options key of the step's index in its sampling run (counted)
+RUN_NOTES_KEY = "dype_sega_run_notes"  # transformer_options key of the run's Notes (attention_clone.py)
 
 
 @dataclass(frozen=True)
@@ -54,10 +58,27 @@ class AttentionPlan:
 
     spa: SpaSettings | None = None
     spa_steps: tuple[int, int] = (0, 0)  # [start, end) of the stage's steps with SPA (official spa_step_ranges)
-    kernel: Callable | None = None  # the inner attention (HAP's), called as kernel(q, k, v, heads, call, options)
+    # the inner attention (HAP's), called as kernel(q, k, v, heads, call, options, attend=...): ``attend`` the user's
+    # backend as HAP's masked attention (spa_attention.py), or None
+    kernel: Callable | None = None
 
     def spa_on(self, step: int) -> bool:
         return self.spa is not None and self.spa_steps[0] <= step < self.spa_steps[1]
+
+
+class Notes:
+    """The lines one sampling run of an attention clone logs, each once (shared by reference, copies included)."""
+
+    def __init__(self) -> None:
+        self.said: set[str] = set()
+
+    def once(self, message: str) -> None:
+        if message not in self.said:
+            self.said.add(message)
+            logger.info(message)
+
+    def __deepcopy__(self, memo: dict) -> Notes:
+        return self
 
 
 @dataclass
@@ -69,6 +90,10 @@ class AttentionCall:
     grid: tuple[int, int]
     double_blocks: int  # the model's double-stream blocks: single block i is layer double_blocks + i
     tables: tuple[torch.Tensor, list[torch.Tensor]] | None = None  # (ordinary, variants), left by SpaEmbedder
+    notes: Notes = field(default_factory=Notes)  # the run's
+    # (block type, index) -> the checkpoint's attention function (attention_backend.block_preferences), where no
+    # override was set before ours (ComfyUI drops the preference under any override)
+    preferred: dict = field(default_factory=dict)
 
     def layer(self, options: dict) -> int:
         index = int(options.get("block_index", 0))
