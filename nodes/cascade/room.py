@@ -16,6 +16,7 @@ import torch
 from ..families import FamilyAdapter
 from ..families.base import distilled_guidance
 from ..inputs.cascade import SEED
+from ..rope_patch.prefix_cache import cascade_pass_model
 from .connections import check_conditioning, check_vae, latent_samples
 from .families import cascade_family
 from .method import CascadeMethod, StageContext
@@ -92,7 +93,8 @@ def run_passes(method: CascadeMethod, model, positive, negative, vae, latent: di
     predictions = Predictions() if method.keeps_predictions else None
     callback = callbacks(model, settings.base_steps_run) if callbacks else None
     noise = comfy.sample.prepare_noise(samples, seed)
-    out = comfy.sample.sample_custom(model, noise, settings.cfg, base_sampler(first, predictions), sigmas[first:],
+    out = comfy.sample.sample_custom(cascade_pass_model(model, adapter, node, warn=True), noise, settings.cfg,
+                                     base_sampler(first, predictions), sigmas[first:],
                                      positive, negative, samples, callback=callback, disable_pbar=disable_pbar,
                                      seed=seed)
     stages = [{"samples": out}]
@@ -105,7 +107,8 @@ def run_passes(method: CascadeMethod, model, positive, negative, vae, latent: di
                                          stage_model=stage_model))
         noise = comfy.sample.prepare_noise(plan.start, plan.seed)
         callback = callbacks(plan.model, len(plan.sigmas) - 1) if callbacks else None
-        out = comfy.sample.sample_custom(plan.model, noise, settings.cfg, stage_sampler(plan.rule, index),
+        out = comfy.sample.sample_custom(cascade_pass_model(plan.model, adapter, node), noise, settings.cfg,
+                                         stage_sampler(plan.rule, index),
                                          plan.sigmas, with_guidance(positive, plan.guidance, model),
                                          with_guidance(negative, plan.guidance, model), plan.start,
                                          callback=callback, disable_pbar=disable_pbar, seed=plan.seed)
