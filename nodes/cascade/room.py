@@ -18,7 +18,7 @@ from ..families.base import distilled_guidance
 from ..inputs.cascade import SEED
 from ..rope_patch.prefix_cache import cascade_pass_model
 from .connections import check_conditioning, check_vae, latent_samples
-from .families import cascade_family
+from .families import cascade_family, latent_compression
 from .method import CascadeMethod, StageContext
 from .predictions import Predictions
 from .sampling import base_sampler, stage_sampler
@@ -81,12 +81,12 @@ def run_passes(method: CascadeMethod, model, positive, negative, vae, latent: di
     node, settings = method.node, method.settings
     seed = SEED.check(seed, node)
     adapter = cascade_family(model, node)
-    if stage_model is not None and cascade_family(stage_model, node).name != adapter.name:
+    if stage_model is not None and cascade_family(stage_model, node, "stage_model").name != adapter.name:
         raise ValueError(f"{node}: 'stage_model' is {type(stage_model.model).__name__}, 'model' "
                          f"{type(model.model).__name__}; the stages must run the same family as the base pass.")
     check_conditioning(positive, negative, node)
     samples = latent_samples(model, latent, node)
-    check_vae(vae, model, samples, node)
+    check_vae(vae, model, samples, node, latent_compression(adapter))
     grids = stage_grids(samples, settings.scales, adapter, node)
     sigmas = method.base_sigmas(model, adapter, samples)
     first = settings.steps - settings.base_steps_run
