@@ -122,7 +122,7 @@ def test_quantized_storage_is_off_where_the_table_changes_and_read_where_it_does
     static, log, cache = _run(dype(model, dynamic=False), cache={"device": "cpu", "dtype": dtype})
     assert log[-1] == (2, 4) and cache.dtype == dtype  # the same table each step: upstream's cache, as it runs
     error = ((static - off).norm() / off.norm()).item()
-    assert 0 < error < (0.05 if dtype == "int8" else 0.5)  # the storage's own error, nothing else
+    assert 0 < error < (0.005 if dtype == "int8" else 0.05)  # the storage's own error (0.04 % / 0.6 % measured)
 
 
 @pytest.mark.parametrize("dtype", ["int8", "int4"])
