@@ -53,9 +53,9 @@ def latent_samples(model, latent, node: str) -> torch.Tensor:
     channels = model_channels(model)
     if samples.shape[1] != channels:
         raise ValueError(f"{node}: 'latent' has {samples.shape[1]} channels, but the 'model' "
-                         f"({type(model.model).__name__}) takes {channels}-channel latents: it was encoded by another "
-                         "model's VAE. Encode the image with this model's VAE (VAE Encode), or start from an empty "
-                         "latent.")
+                         f"({type(model.model).__name__}) takes {channels}-channel latents: it is another model's "
+                         "latent (its VAE encoded it). Encode the image with this model's VAE (VAE Encode), or start "
+                         "from an empty latent.")
     return samples
 
 
