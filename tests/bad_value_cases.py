@@ -2,6 +2,9 @@
 each with a piece of the rule its one error must name. tests/test_bad_values*.py run every row from Python, and
 through ComfyUI's own ``validate_prompt`` and executor where ComfyUI passes the value on as it is.
 
+A connected input's bad value (a latent another model's VAE encoded, a VAE of another spatial compression) is a
+``Wired`` source: tests/wired_values.py builds it in Python and as the nodes that make it in a prompt.
+
 ``prompt`` False marks a value ComfyUI itself converts before any node sees it, for every node alike
 (execution.validate_inputs: ``int(val)`` for INT, ``float(val)`` for FLOAT, ``bool(val)`` for BOOLEAN): the node then
 receives a valid value (4.7 -> 4, "2" -> 2.0, "False" -> True), so only the Python row can show the node's own
@@ -31,11 +34,34 @@ class Bad:
         return f"{self.node}-{self.input}-{self.value!r}"
 
 
+@dataclass(frozen=True)
+class Wired:
+    """A connected input made by other nodes (tests/wired_values.py): ``source`` names it, ``shown`` is what the
+    message must say of it (a link has no value to quote)."""
+
+    source: str
+    shown: str
+
+    def __repr__(self) -> str:
+        return f"<{self.source}>"
+
+
 _RANGE = "a number from"
 _BASE = "0 (the family default) or a multiple of 16"
 _FLAG = "True or False"
 _ONE_OF = "one of"
 _LIST = "numbers separated by ','"
+#: A latent another model's VAE encoded (4 channels, not empty), and VAEs of FLUX.1's 16 channels and another
+#: family's spatial compression: each passes a decode -> encode round trip, so only the checks by the MODEL see them.
+_SD_LATENT = Wired("sd_latent", "'latent' has 4 channels")
+_VAE_16X, _VAE_4X = Wired("vae_16x", "it decodes 16 px"), Wired("vae_4x", "it decodes 4 px")
+
+
+def _connected(node: str) -> list[Bad]:
+    return [Bad(node, "latent", _SD_LATENT, "takes 16-channel latents"),
+            Bad(node, "vae", _VAE_16X, "8 px per latent pixel"),
+            Bad(node, "stage_model", "abc", "must be a ComfyUI MODEL")]
+
 
 DYPE = [
     Bad("dype", "method", "YaRN", _ONE_OF), Bad("dype", "method", "", _ONE_OF), Bad("dype", "method", None, _ONE_OF),
@@ -117,6 +143,7 @@ HIFLOW = [
     Bad("hiflow", "swin", "False", _FLAG, prompt=False), Bad("hiflow", "swin", 0, _FLAG, prompt=False),
     Bad("hiflow", "sharpen", -1, "from 0 to 4"), Bad("hiflow", "sharpen", NAN, "from 0 to 4"),
     Bad("hiflow", "sharpen", INF, "from 0 to 4"), Bad("hiflow", "schedule", "shift 3", _ONE_OF),
+    *_connected("hiflow"), Bad("hiflow", "vae", _VAE_4X, "8 px per latent pixel"),
 ]
 IMAX = [
     Bad("imax", "seed", -1, "from 0 to 18446744073709551615"), Bad("imax", "steps", 1, "from 2 to 200"),
@@ -134,7 +161,7 @@ IMAX = [
     Bad("imax", "text_duplication", "False", _FLAG, prompt=False), Bad("imax", "swin", 1, _FLAG, prompt=False),
     Bad("imax", "guidance_schedule", "cosine", _ONE_OF), Bad("imax", "guidance_schedule", None, _ONE_OF),
     Bad("imax", "wavelet_level", 0, "from 1 to 10"), Bad("imax", "wavelet_level", 11, "from 1 to 10"),
-    Bad("imax", "wavelet_level", 1.5, "a whole number", prompt=False),
+    Bad("imax", "wavelet_level", 1.5, "a whole number", prompt=False), *_connected("imax"),
 ]
 HRDIT = [
     Bad("hrdit", "seed", -1, "from 0 to 18446744073709551615"), Bad("hrdit", "steps", 1, "from 2 to 200"),
@@ -155,6 +182,6 @@ HRDIT = [
     Bad("hrdit", "ntk_factor", "0, 10", "> 0 and at most 1000"),
     Bad("hrdit", "proportional_attention", "False", _FLAG, prompt=False),
     Bad("hrdit", "swin", 1, _FLAG, prompt=False), Bad("hrdit", "sharpen", NAN, "from 0 to 4"),
-    Bad("hrdit", "schedule", "shift 3", _ONE_OF),
+    Bad("hrdit", "schedule", "shift 3", _ONE_OF), *_connected("hrdit"),
 ]
 CASES = DYPE + SEGA + PREVIEW + HIFLOW + IMAX + HRDIT

@@ -1,5 +1,5 @@
 """A stand-in for Qwen-Image 2.1 as ComfyUI 0.37+ runs it: no host here has it. Written from reading Comfy-Org/ComfyUI
-``comfy/ldm/qwen_image21/model.py`` (commits 08f68f09 and b806797; the cache fill follows b806797's), ``comfy/model_base.py``
+``comfy/ldm/qwen_image21/model.py`` (commits 08f68f09, the newest read, and b806797), ``comfy/model_base.py``
 @094c74c1 (``QwenImage21``), ``comfy/supported_models.py`` @01f03bbd and ``comfy/latent_formats.py`` (``QwenImage21``).
 Never run against the real model.
 
@@ -15,15 +15,18 @@ Kept from upstream, because the pack depends on them:
 * block-causal attention (text causal, each image block bidirectional over everything before its end) and t = 0
   modulation of the text and reference rows;
 * the prefix K/V cache: enabled for a run when the patcher is set without hook patches (model_base's
-  ``current_patcher`` setter); skipped whenever ``patches_replace["dit"]``, ``post_input``, ``single_block`` or
-  ``attn1_patch`` is present, or ``transformer_options["qwen_image21_cache"]["device"] == "off"``; keyed by the
-  sizes, slots, prompt and references (no timestep); filled with the prefix rows' keys *after* the rotary and their
-  values at the first call of a key; a later call of that key runs the target rows only, against them.
+  ``current_patcher`` setter, which frees the previous run's); skipped whenever ``patches_replace["dit"]``,
+  ``post_input``, ``single_block`` or ``attn1_patch`` is present, or ``transformer_options["qwen_image21_cache"]
+  ["device"] == "off"``; keyed by the sizes, slots, prompt and references (no timestep); its slots, their order,
+  eviction, memory budget and int8 / int4 storage are upstream's (tests/qwen_image21_cache.py). As in 08f68f09's
+  ``_forward`` (:360-388), a call that fills a slot runs the prefix rows apart (the prefix segments only) and stores
+  their keys *after* the rotary and their values; every call with a cache then runs the target rows against the
+  stored keys as ``take`` gives them back (dequantized where int8 / int4), filling or reading.
 
 Simplified (nothing the pack reads): widths and depth, one modulation Linear, a LayerNorm out, attention as plain
-matmuls; no fun-control branch, prefetch, quantized or offloaded cache storage, memory budget. The block's shape is
-upstream's (q, k, v, out projections, SwiGLU MLP with ratio 3), so the work the cache saves is in proportion. ``PrefixCache`` counts its fills
-and hits so tests can see which path ran.
+matmuls; no fun-control branch or prefetch queue. The block's shape is upstream's (q, k, v, out projections, SwiGLU
+MLP with ratio 3), so the work the cache saves is in proportion. The cache counts its fills and hits (and
+evictions) so tests can see which path ran.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import importlib
 import tiny_models
 import torch
 import torch.nn.functional as F
+from qwen_image21_cache import Memory, PoseBranchCache, select_prefix_cache
 
 CACHE_OPTION = "qwen_image21_cache"
 
@@ -68,26 +72,16 @@ def block_causal(segments, store=None, prefix_len: int = 0):
     return attend
 
 
+def _stacked_into(cache, index: int):
+    """Upstream's store: keys and values stacked on dim 1 (batch first, quantized rows per token and head)."""
+    return lambda k, v: cache.put(index, torch.stack([k, v], dim=1))
+
+
 def against_cached(prefix_k, prefix_v):
     """Target-only queries against the cached prefix keys and values and their own."""
     def attend(q, k, v):
         return _sdpa(q, torch.cat([prefix_k, k], dim=1), torch.cat([prefix_v, v], dim=1))
     return attend
-
-
-class PrefixCache:
-    """Upstream's cache slots (PoseBranchCache's select / filled / put / take), one per key."""
-
-    def __init__(self) -> None:
-        self.slots: list[tuple[torch.Tensor, dict]] = []
-        self.fills = self.hits = 0
-
-    def select(self, key: torch.Tensor) -> tuple[dict, bool]:
-        for stored, blocks in self.slots:
-            if stored.shape == key.shape and torch.equal(stored, key):
-                return blocks, True
-        self.slots.append((key, {}))
-        return self.slots[-1][1], False
 
 
 def prefix_cache_key(x, context, refs, slots) -> torch.Tensor:
@@ -157,10 +151,13 @@ class QwenImage21Transformer(torch.nn.Module):
         self.transformer_blocks = torch.nn.ModuleList(
             Block(dim, num_attention_heads, attention_head_dim, operations, dtype, device) for _ in range(num_layers))
         self.proj_out = linear(dim, out_channels)
-        self.prefix_cache: PrefixCache | None = None
+        self.prefix_cache: PoseBranchCache | None = None
         self.prefix_cache_enabled = False
+        self.cache_memory = Memory()  # what the cache reads as free memory (the stand-in's hook: qwen_image21_cache.py)
 
     def reset_prefix_cache(self, enabled: bool) -> None:
+        if self.prefix_cache is not None:
+            self.prefix_cache.free()
         self.prefix_cache = None
         self.prefix_cache_enabled = enabled
 
@@ -211,25 +208,28 @@ class QwenImage21Transformer(torch.nn.Module):
         mod = tuple((m[-1:, None], m[:-1, None]) for m in self.modulation(F.silu(temb)).chunk(4, dim=-1))
         replace = options.get("patches_replace", {}).get("dit", {})
         hooked = replace or patches.get("post_input") or patches.get("single_block") or patches.get("attn1_patch")
-        blocks, cached = None, False
+        cache, cached = None, False
         if self.prefix_cache_enabled and prefix_len > 0 and not hooked:
-            if options.get(CACHE_OPTION, {}).get("device") != "off":
-                self.prefix_cache = self.prefix_cache or PrefixCache()
-                blocks, cached = self.prefix_cache.select(prefix_cache_key(x, context, refs, image_slots or []))
-        if cached:
-            self.prefix_cache.hits += 1
-            hidden, pe, prefix_len = hidden[:, prefix_len:], pe[:, prefix_len:], 0
-        elif blocks is not None:
-            self.prefix_cache.fills += 1
+            key = prefix_cache_key(x, context, refs, image_slots or [])
+            size = 2 * len(self.transformer_blocks) * b * prefix_len * hidden.shape[-1] * hidden.element_size()
+            cache, cached = select_prefix_cache(self, key, size, x.device, options.get(CACHE_OPTION, {}))
+        if cache is not None:  # 08f68f09: the prefix rows run apart from the target when filling; the target reads
+            cache.hits, cache.fills = cache.hits + cached, cache.fills + (not cached)  # the stored (taken) keys
+            (prefix, hidden), (prefix_pe, pe) = (t.split([prefix_len, t.shape[1] - prefix_len], 1) for t in (hidden, pe))
         for i, block in enumerate(self.transformer_blocks):
-            if cached:
-                attend = against_cached(*blocks[i])
+            if cache is not None:
+                if not cached:
+                    prefix = block(prefix, mod, prefix_pe, block_causal(segments[:-1], _stacked_into(cache, i),
+                                                                        prefix_len), prefix_len, options)
+                attend = against_cached(*cache.take(i, x.device, x.dtype, b).unbind(1))
+                if cached:
+                    cache.prefetch(i + 1, x.device, x.dtype)
             else:
-                store = None if blocks is None else (lambda k, v, i=i: blocks.__setitem__(i, (k, v)))
-                attend = block_causal(segments, store, prefix_len)
-            hidden = block(hidden, mod, pe, attend, prefix_len, options)
+                attend = block_causal(segments, None, prefix_len)
+            hidden = block(hidden, mod, pe, attend, 0 if cache is not None else prefix_len, options)
             for patch in patches.get("single_block", []):
                 hidden = patch({"img": hidden, "x": x, "block_index": i, "transformer_options": options})["img"]
+        prefix_len = 0 if cache is not None else prefix_len
         out = F.layer_norm(hidden[:, prefix_len:], hidden.shape[-1:], eps=1e-6) * (1 + mod[0][1])
         return self.proj_out(out).transpose(1, 2).reshape(b, self.out_channels, height, width)
 

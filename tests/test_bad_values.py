@@ -11,7 +11,7 @@ import math
 import pytest
 import tiny_models
 import torch
-from bad_value_cases import CASES, DYPE, NODES, PREVIEW, SEGA, Bad
+from bad_value_cases import CASES, DYPE, NODES, PREVIEW, SEGA, Bad, Wired
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
 
@@ -35,7 +35,10 @@ def model(comfy_host):
 
 
 def names_the_value(message: str, value: object) -> bool:
-    """The message shows the value as given, or each typed entry of it (rules that read the parsed list)."""
+    """The message shows the value as given, or each typed entry of it (rules that read the parsed list); a connected
+    input's (``Wired``) what the row says it shows."""
+    if isinstance(value, Wired):
+        return value.shown in message
     if repr(value) in message:
         return True
     return isinstance(value, str) and bool(value) and all(p.strip() in message for p in value.split(","))

@@ -10,6 +10,7 @@ import tiny_models
 import torch
 from bad_value_cases import IMAX
 from test_bad_values import check_message
+from wired_values import python_value
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
 LATENT = (4, 4)  # 2 x 2 tokens of the tiny FLUX
@@ -30,10 +31,10 @@ def parts(comfy_host):
     return tiny_models.build_flux(), hiflow_models.flux_vae(), tiny_models.flux_cond(7, 1), tiny_models.flux_cond(5, 2)
 
 
-def _node(parts, latent=None, **values):
-    flux, vae, positive, negative = parts
+def _node(parts, latent=None, vae=None, **values):
+    flux, flux_vae, positive, negative = parts
     latent = {"samples": torch.zeros(1, 16, *LATENT)} if latent is None else latent
-    return _pack("nodes.imax_node").ImaxCascade.execute(flux, positive, negative, vae, latent, **{**VALUES, **values})
+    return _pack("nodes.imax_node").ImaxCascade.execute(flux, positive, negative, vae or flux_vae, latent, **{**VALUES, **values})
 
 
 @pytest.mark.parametrize("case", IMAX, ids=lambda case: case.id)
@@ -44,8 +45,8 @@ def test_each_bad_value_is_refused_from_python_by_name(parts, case, monkeypatch)
         raise AssertionError("sampled before refusing a bad value")
 
     monkeypatch.setattr(comfy.sample, "sample_custom", never)
-    with pytest.raises(ValueError) as raised:
-        _node(parts, **{case.input: case.value})
+    with pytest.raises((TypeError, ValueError)) as raised:
+        _node(parts, **{case.input: python_value(case.value)})
     check_message(case, str(raised.value))
 
 

@@ -6,8 +6,9 @@ node sees them (its INT and BOOLEAN conversions) are the table's ``prompt=False`
 from __future__ import annotations
 
 import pytest
-from bad_value_cases import CASES, NODES, Bad
+from bad_value_cases import CASES, NODES, Bad, Wired
 from headless import runner
+from wired_values import prompt_nodes
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
 THROUGH_PROMPT = [case for case in CASES if case.prompt]
@@ -69,8 +70,11 @@ def prompt_for(node: str) -> dict:
 
 def refusal(case: Bad, tmp_path) -> str:
     """Who refused the row: "validation" (ComfyUI's checks or the node's validate_inputs) or "node" (execute)."""
-    prompt = prompt_for(case.node)
-    prompt[OUR_NODE]["inputs"][case.input] = case.value
+    prompt, value = prompt_for(case.node), case.value
+    if isinstance(value, Wired):  # a connected input: the nodes that make it, and the link to them
+        nodes, value = prompt_nodes(value)
+        prompt.update(nodes)
+    prompt[OUR_NODE]["inputs"][case.input] = value
     checked = runner.validate(prompt)
     if not checked.ok:
         errors = [e for node in checked.node_errors.values() for e in node["errors"]]

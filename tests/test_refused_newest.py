@@ -57,3 +57,35 @@ def test_qwen_image21_is_supported_as_itself():
     assert adapter is families.QWEN_IMAGE21 and adapter.name == "qwen_image21"
     assert "QwenImage21" not in families.NOT_SUPPORTED
     assert families.detect_family(_instance("QwenImage", "BaseModel")) is families.QWEN_IMAGE
+
+
+#: Other packs' diffusion models the pack refuses (nodes/families/other_packs.py) -> the ComfyUI class their loader
+#: puts them on: ComfyUI-nunchaku @66832ec5 (FLUX.2 Klein on Flux2) and @66d29000 (pi-Flow, its own BaseModel
+#: subclass), nunchaku-chroma (Chroma on Flux, FLUX.1-schnell's config).
+OTHER_PACKS = {"ComfyFlux2Wrapper": "Flux2", "ComfyChromaWrapper": "Flux", "ComfyFluxPiFlowWrapper": "BaseModel"}
+
+
+@pytest.mark.parametrize(("wrapper", "base"), sorted(OTHER_PACKS.items()))
+def test_other_packs_wrappers_are_refused_by_name_whatever_class_carries_them(wrapper, base):
+    """Each wrapper of that class name around a transformer with a ``pos_embed`` (theta, axes_dim), as the loaders
+    build them: refused with its own reason, by detection, the patch nodes and the cascades alike. Nunchaku Chroma
+    on ComfyUI's Flux would otherwise pass for Nunchaku FLUX.1 (its adapter takes any such wrapper)."""
+    import comfy.model_patcher
+
+    families, reasons = _pack("nodes.families"), _pack("nodes.families.other_packs").OTHER_PACKS_REFUSED
+    model = _instance(base, "BaseModel")
+    transformer = torch.nn.Module()
+    transformer.pos_embed = torch.nn.Module()
+    transformer.pos_embed.theta, transformer.pos_embed.axes_dim = 2000, [32, 32, 32, 32]
+    model.diffusion_model = type(wrapper, (torch.nn.Module,), {})()
+    model.diffusion_model.model = transformer
+    if base == "Flux":
+        assert families.NUNCHAKU_FLUX.matches(model)
+    patcher = comfy.model_patcher.ModelPatcher(model, torch.device("cpu"), torch.device("cpu"))
+    calls = (lambda: families.detect_family(model),
+             lambda: _pack("nodes.dype_node").DyPEPatchModel.execute(patcher, "yarn", True, 2.0, 2.0, 0, "multiply"),
+             lambda: _pack("nodes.cascade.families").cascade_family(patcher, "HiFlow Cascade"))
+    for call in calls:
+        with pytest.raises(families.UnsupportedModelError) as error:
+            call()
+        assert f"running {wrapper}. {reasons[wrapper]}." in str(error.value)

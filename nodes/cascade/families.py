@@ -19,10 +19,13 @@ from ..families import FLUX, NUNCHAKU_FLUX, FamilyAdapter, UnsupportedModelError
 FLUX1_FAMILIES = frozenset({FLUX.name, NUNCHAKU_FLUX.name})
 
 
-def cascade_family(model, node: str) -> FamilyAdapter:
-    """The family of a MODEL the cascades accept, or one error naming ``node``, the model class and the reason."""
+def cascade_family(model, node: str, input_name: str = "model") -> FamilyAdapter:
+    """The family of a MODEL the cascades accept, or one error naming ``node``, the model class and the reason
+    (``input_name``: the node input it came in by, 'model' or 'stage_model')."""
     if not hasattr(model, "model") or not hasattr(model, "get_model_object"):
-        raise TypeError(f"{node}: 'model' must be a ComfyUI MODEL, got {type(model).__name__}.")
+        shown = repr(model) if isinstance(model, (str, int, float)) else type(model).__name__
+        raise TypeError(f"{node}: '{input_name}' must be a ComfyUI MODEL (from a loader or a patch node), got "
+                        f"{shown[:60]}.")
     adapter = detect_family(model.model)
     name = type(model.model).__name__
     if adapter.video:
@@ -53,3 +56,8 @@ def trained_image_tokens(adapter: FamilyAdapter, model) -> float:
     """The family's trained image tokens (rows x cols of its trained size)."""
     rows, cols = trained_grid(adapter, model)
     return rows * cols
+
+
+def latent_compression(adapter: FamilyAdapter) -> int:
+    """Image pixels per latent pixel of the family's VAE: its pixels per token over its patch."""
+    return adapter.px_per_token // adapter.patch_size

@@ -16,8 +16,9 @@ import torch
 from ..families import FamilyAdapter
 from ..families.base import distilled_guidance
 from ..inputs.cascade import SEED
+from ..rope_patch.prefix_cache import cascade_pass_model
 from .connections import check_conditioning, check_vae, latent_samples
-from .families import cascade_family
+from .families import cascade_family, latent_compression
 from .method import CascadeMethod, StageContext
 from .predictions import Predictions
 from .sampling import base_sampler, stage_sampler
@@ -80,19 +81,20 @@ def run_passes(method: CascadeMethod, model, positive, negative, vae, latent: di
     node, settings = method.node, method.settings
     seed = SEED.check(seed, node)
     adapter = cascade_family(model, node)
-    if stage_model is not None and cascade_family(stage_model, node).name != adapter.name:
+    if stage_model is not None and cascade_family(stage_model, node, "stage_model").name != adapter.name:
         raise ValueError(f"{node}: 'stage_model' is {type(stage_model.model).__name__}, 'model' "
                          f"{type(model.model).__name__}; the stages must run the same family as the base pass.")
     check_conditioning(positive, negative, node)
     samples = latent_samples(model, latent, node)
-    check_vae(vae, model, samples, node)
+    check_vae(vae, model, samples, node, latent_compression(adapter))
     grids = stage_grids(samples, settings.scales, adapter, node)
     sigmas = method.base_sigmas(model, adapter, samples)
     first = settings.steps - settings.base_steps_run
     predictions = Predictions() if method.keeps_predictions else None
     callback = callbacks(model, settings.base_steps_run) if callbacks else None
     noise = comfy.sample.prepare_noise(samples, seed)
-    out = comfy.sample.sample_custom(model, noise, settings.cfg, base_sampler(first, predictions), sigmas[first:],
+    out = comfy.sample.sample_custom(cascade_pass_model(model, adapter, node, warn=True), noise, settings.cfg,
+                                     base_sampler(first, predictions), sigmas[first:],
                                      positive, negative, samples, callback=callback, disable_pbar=disable_pbar,
                                      seed=seed)
     stages = [{"samples": out}]
@@ -105,7 +107,8 @@ def run_passes(method: CascadeMethod, model, positive, negative, vae, latent: di
                                          stage_model=stage_model))
         noise = comfy.sample.prepare_noise(plan.start, plan.seed)
         callback = callbacks(plan.model, len(plan.sigmas) - 1) if callbacks else None
-        out = comfy.sample.sample_custom(plan.model, noise, settings.cfg, stage_sampler(plan.rule, index),
+        out = comfy.sample.sample_custom(cascade_pass_model(plan.model, adapter, node), noise, settings.cfg,
+                                         stage_sampler(plan.rule, index),
                                          plan.sigmas, with_guidance(positive, plan.guidance, model),
                                          with_guidance(negative, plan.guidance, model), plan.start,
                                          callback=callback, disable_pbar=disable_pbar, seed=plan.seed)

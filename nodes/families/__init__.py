@@ -26,6 +26,7 @@ from .lumina import LUMINA2, Z_IMAGE, Z_IMAGE_PIXEL
 from .mage_flow import MAGE_FLOW
 from .nunchaku_flux import NUNCHAKU_FLUX
 from .omnigen2 import BOOGU, OMNIGEN2
+from .other_packs import other_pack_refusal
 from .ovis import OVIS_IMAGE
 from .qwen_image import QWEN_IMAGE
 from .qwen_image21 import QWEN_IMAGE21
@@ -141,7 +142,13 @@ def detect_family(base_model) -> FamilyAdapter:
 
     The class is ComfyUI's own (``comfy_class_name``): another pack's subclass of a ComfyUI class (Nunchaku's
     ``NunchakuQwenImage``) is detected as that class; whether its embedder is ComfyUI's is checked when patching.
+    Another pack's diffusion model the pack refuses (other_packs.py) is named first, whatever class carries it.
     """
+    refused = other_pack_refusal(base_model)
+    if refused is not None:
+        raise UnsupportedModelError(
+            f"DyPE/SEGA cannot patch this model: {type(base_model).__name__} running "
+            f"{type(base_model.diffusion_model).__name__}. {refused}.")
     for adapter in ADAPTERS:
         if adapter.matches(base_model):
             return adapter.bound(base_model)

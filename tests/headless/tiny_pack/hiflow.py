@@ -23,4 +23,22 @@ class TinyEncodingVAELoader:
         return (hiflow_models.flux_vae(seed),)
 
 
-NODE_CLASS_MAPPINGS = {"DyPESEGATest_TinyEncodingVAELoader": TinyEncodingVAELoader}
+class TinyOtherVAELoader:
+    """An encoding VAE that fits no FLUX.1 model: ``channels`` other than 16 (an SD-style latent) or a
+    ``compression`` other than 8x (another family's VAE): the cascades' input checks (tests/wired_values.py)."""
+
+    @classmethod
+    def INPUT_TYPES(cls) -> dict:
+        return {"required": {"channels": ("INT", {"default": 4, "min": 1, "max": 64}),
+                             "compression": ([4, 8, 16],)}}
+
+    RETURN_TYPES = ("VAE",)
+    FUNCTION = "load"
+    CATEGORY = "testing/dype_sega"
+
+    def load(self, channels: int, compression: int):
+        return (hiflow_models.flux_vae(0, channels=channels, compression=int(compression)),)
+
+
+NODE_CLASS_MAPPINGS = {"DyPESEGATest_TinyEncodingVAELoader": TinyEncodingVAELoader,
+                       "DyPESEGATest_TinyOtherVAELoader": TinyOtherVAELoader}
