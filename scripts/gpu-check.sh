@@ -33,7 +33,7 @@ esac
 PLAN=(
   "unpack the carried set|30"
   "CUDA tests (tests/test_cuda.py, marker cuda), ComfyUI 0.3.75 and 0.30 side by side|150"
-  "per-call time and peak memory at 4096², ours vs stock, interleaved|90"
+  "per-call time and peak memory at 4096², ours vs stock, interleaved; HAP's block mask and attention|90"
   "whole sampling, tiny Flux 2048², DyPE + SEGA vs stock|90"
   "the cascades (HiFlow, I-Max, HRDiT) vs one pass, tiny FLUX 256² -> 1024², time inside the model calls|90"
   "summary table|10"
@@ -162,11 +162,13 @@ bench() {  # phase-index args...
   ((rc == 0)) || note "${PLAN[$i]%|*}: $(status_of $rc) after $((SECONDS - t0)) s (bench.log)"
 }
 if [ "$mode" = dry ]; then
-  bench 2 --only calls --sides 4096 --qwen-sides --batch 1 --repeats 1
+  bench 2 --only calls hap --sides 4096 --qwen-sides --batch 1 --repeats 1 --hap-sides 256 --hap-compile-side 0 \
+    --hap-time-side 256 --hap-runs 1
   bench 3 --only sampling --sampling-side 64 --sampling-runs 1
   bench 4 --only hiflow --hiflow-side 32 --hiflow-runs 1
 elif [ "$cuda_seen" = True ]; then
-  bench 2 --only calls --sides 4096 --qwen-sides 4096 --batch 1 2 --repeats 30
+  bench 2 --only calls hap --sides 4096 --qwen-sides 4096 --batch 1 2 --repeats 30 --hap-sides 2048 4096 \
+    --hap-compile-side 4096 --hap-time-side 4096 --hap-heads 24 --hap-runs 5
   bench 3 --only sampling --sampling-side 2048 --sampling-runs 10
   bench 4 --only hiflow --hiflow-side 256 --hiflow-runs 3
 fi

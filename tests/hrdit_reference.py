@@ -114,3 +114,23 @@ def hap_keep(seq_len: int, band: list[int], anchor_stride: int, text_len: int = 
                 kb = (k - text_len) // BLOCK
                 keep[h, q, k] = q < text_len or k < text_len or abs(qb - kb) <= half or kb % stride == 0
     return keep
+
+
+def official_mask_mod(halves: list[int], anchor_stride: int, text_len: int = 512):
+    """``HapRuntime.mask_mod`` as the official code hands it to ``create_block_mask``: tensors in, Python's ``//``
+    and ``%`` on them, the head's half-width read from a per-head buffer (``half_buf[h]``)."""
+    half_buf = torch.tensor(halves, dtype=torch.int32)
+    stride = anchor_stride if anchor_stride and anchor_stride > 0 else ANCHOR_OFF
+
+    def mask_mod(b, h, q, k):
+        qb = (q - text_len) // BLOCK
+        kb = (k - text_len) // BLOCK
+        return (q < text_len) | (k < text_len) | ((qb - kb).abs() <= half_buf.to(q.device)[h]) | (kb % stride == 0)
+
+    return mask_mod
+
+
+def keep_rows(rows: torch.Tensor, seq_len: int, half: int, anchor_stride: int, text_len: int = 512) -> torch.Tensor:
+    """(len(rows), seq_len) bool: ``official_mask_mod`` of one head for the query ``rows`` against every key."""
+    keys = torch.arange(seq_len, device=rows.device)
+    return official_mask_mod([half], anchor_stride, text_len)(0, 0, rows[:, None], keys[None])

@@ -91,8 +91,8 @@ def test_the_smallest_whole_run_prints_its_tables(tmp_path):
     summary = tmp_path / "summary.txt"
     result = subprocess.run([sys.executable, str(PACK), "bench", "--sides", "1024", "--qwen-sides", "--batch", "1",
                              "--repeats", "1", "--sampling-side", "64", "--sampling-runs", "1", "--hiflow-side", "0",
-                             "--no-compile", "--summary", str(summary)], capture_output=True, text=True, cwd=tmp_path,
-                            env=env, timeout=600, check=False)
+                             "--hap-sides", "--hap-time-side", "0", "--no-compile", "--summary", str(summary)],
+                            capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600, check=False)
     assert result.returncode == 0, result.stderr[-2000:]
     assert f"{os.cpu_count()} CPUs" in result.stdout
     for row in ("| Flux 1024² B1 |", "| stock code path | stock code path | – |",
@@ -125,7 +125,7 @@ def test_one_part_alone_prints_its_figures(tmp_path):
     for line, name in zip(lines[1:], ("HiFlow", "I-Max", "HRDiT"), strict=True):
         assert line.startswith(f"{name} vs one pass, tiny FLUX 32² -> 128²: model-call time "), line
         assert "(CPU time " in line and "beside the tiny model's FLOPs" in line, line
-    assert "FLUX.1-dev model FLOPs 0.162, HAP counted dense 0.423; on the CPU HAP runs as exact masked dense" in lines[3]
+    assert "FLUX.1-dev model FLOPs 0.162, HAP counted dense 0.423; on the CPU HAP runs blockwise over its" in lines[3]
     assert ("| measure | one pass | HiFlow | HiFlow/one pass | I-Max | I-Max/one pass | HRDiT | HRDiT/one pass |"
             in result.stdout)
     assert ("HRDiT's model calls at FLUX.1-dev size: 30 at 1024x1024 (dense); 14 at 2048x2048 (HAP keeps 29.9 %); 3 at "

@@ -10,7 +10,9 @@ the reason (conftest.py).
   (the step and model-call wrappers, the embedder) and "default" inside the host's code they call.
 * comfy-kitchen's apply_rope (0.30) on CUDA tensors with our per-sample scaled tables, per backend.
 * Qwen-Image 2.1's fused rms_rope on CUDA with one table or one per sample (CPU twin: test_qwen_image21_kernel.py).
-* HRDiT's HAP kernel on CUDA: the compiled FlexAttention on the kept entries (CPU twin: test_hrdit_math.py).
+* HRDiT's HAP kernel on CUDA: the compiled FlexAttention on the kept entries (CPU twin: test_hrdit_math.py); at
+  FLUX.1's 2048² and 4096² attention with and without triton, peak memory bounded (tests/hap_flux_shapes.py); its
+  block mask built on the GPU equals create_block_mask there (test_hap_block_mask.py).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ import pytest
 import tiny_models
 import torch
 from capture import capture
+from hap_flux_shapes import check_hap_at_flux_shape
 from patching import _pack, dype
+from test_hap_block_mask import check_block_mask_on
 from test_hrdit_math import _kernel_error as hap_kernel_error
 from test_qwen_image21_kernel import _check as check_rms_rope
 from test_sega_host import sega
@@ -253,3 +257,23 @@ def test_hap_kernel_on_cuda_is_compiled_flex_attention_on_the_kept_entries(dtype
     """The CUDA twin of test_hrdit_math.py's test_hap_kernel_through_its_plan_on_the_cpu: there the kernel picks
     the compiled FlexAttention (the official route)."""
     assert hap_kernel_error("cuda", dtype, None) < tolerance
+
+
+HAP_CASES = [pytest.param("cpu", 256, torch.float32, 128.0, t, id=f"cpu-256-triton-{t}") for t in (True, False)] + [
+    cuda("cuda", side, torch.bfloat16, 2048.0, t, name=f"cuda-{side}-triton-{t}") for side in (2048, 4096)
+    for t in (True, False)]
+
+
+@pytest.mark.parametrize(("device", "side", "dtype", "alpha", "triton"), HAP_CASES)
+def test_hap_at_flux_shapes_with_and_without_triton(device, side, dtype, alpha, triton, monkeypatch):
+    """HAP at FLUX.1's attention (24 heads, dim 128; on CUDA the shipped plan in bf16): without triton (as
+    Windows portable ComfyUI) the blockwise path, with it on CUDA the compiled FlexAttention; rows checked against
+    the official mask, peak memory bounded (tests/hap_flux_shapes.py)."""
+    if device == "cuda" and triton and not _pack("nodes.hap.kernel").triton_available():
+        pytest.skip("torch finds no triton on this machine (torch.utils._triton.has_triton() is False)")
+    check_hap_at_flux_shape(device, side, dtype, alpha, triton, monkeypatch)
+
+
+@pytest.mark.parametrize("device", ["cpu", cuda("cuda", name="cuda")])
+def test_hap_block_mask_on_the_device_is_create_block_mask(device):
+    check_block_mask_on(device)

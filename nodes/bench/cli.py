@@ -25,8 +25,8 @@ if TYPE_CHECKING:  # torch and the rows that use it are imported once the argume
     from .report import Summary
 
 #: What a run measures (--only): the per-call table (with peak memory at Flux 4096²), the per-step counts, the
-#: torch.compile facts, whole sampling, the HiFlow cascade.
-PARTS = ("calls", "counts", "compile", "sampling", "hiflow")
+#: torch.compile facts, whole sampling, the HiFlow cascade, HRDiT's HAP (its block mask's memory, its attention).
+PARTS = ("calls", "counts", "compile", "sampling", "hiflow", "hap")
 
 
 def _output(text: str) -> Path:
@@ -63,6 +63,14 @@ def main(argv: Sequence[str], prog: str = "bench") -> int:
     parser.add_argument("--hiflow-side", type=bounded(int, 16, 4096, multiple=16, zero=True), default=128,
                         help="the cascades (HiFlow, I-Max, HRDiT) vs one pass: the tiny FLUX's base size, px (final 4x; 0: skip)")
     parser.add_argument("--hiflow-runs", type=bounded(int, 1, 100), default=2, help="interleaved runs per route")
+    parser.add_argument("--hap-sides", type=side, nargs="*", default=[2048, 4096],
+                        help="HAP's block-mask memory at these FLUX.1 sizes, px (none: skip the HAP rows)")
+    parser.add_argument("--hap-compile-side", type=bounded(int, 16, 65536, multiple=16, zero=True), default=1024,
+                        help="the compiled create_block_mask at this size, px (0: skip; ~35 s to compile on a CPU)")
+    parser.add_argument("--hap-time-side", type=bounded(int, 16, 65536, multiple=16, zero=True), default=2048,
+                        help="HAP's blockwise attention vs SDPA at this size, px (0: skip)")
+    parser.add_argument("--hap-heads", type=bounded(int, 1, 64), default=1, help="heads of that attention")
+    parser.add_argument("--hap-runs", type=bounded(int, 1, 100), default=3, help="interleaved rounds of that timing")
     parser.add_argument("--only", choices=PARTS, nargs="+", default=list(PARTS), metavar="PART",
                         help=f"measure only these parts: {', '.join(PARTS)} (default: all)")
     parser.add_argument("--hiflow-only", action="store_true", help="the same as --only hiflow")
@@ -83,6 +91,8 @@ def main(argv: Sequence[str], prog: str = "bench") -> int:
         parts.discard("sampling")
     if not args.hiflow_side:
         parts.discard("hiflow")
+    if not args.hap_sides and not args.hap_time_side:
+        parts.discard("hap")
     import torch  # after the arguments are read: without torch, __main__ names the Python to use
 
     from .hiflow_rows import hiflow_row
@@ -140,6 +150,8 @@ def main(argv: Sequence[str], prog: str = "bench") -> int:
         for line in hiflow_summary(args.hiflow_side, args.hiflow_runs, row, device.type == "cpu"):
             summary.note(line)
         run_lines += hiflow_lines(args.hiflow_side, args.hiflow_runs, row, device.type == "cpu")
+    if "hap" in parts:
+        run_lines += _hap_rows(args, device, summary)
     print("\n".join(run_lines), flush=True)
     lines += run_lines
     lines.append(f"\nBench wall time: {time.perf_counter() - started:.0f} s.")
@@ -200,3 +212,19 @@ def _sampling_rows(args: argparse.Namespace, device: torch.device, summary: Summ
                      f"rounds, median [min–max] of {args.sampling_runs}; stock {stock:.2f} s; RoPE tables "
                      f"{100 * share:.2f} % of ours, {100 * by_name['stock'][3]:.2f} % of stock)")
     return rows
+
+
+def _hap_rows(args: argparse.Namespace, device: torch.device, summary: Summary) -> list[str]:
+    from .hap_report import hap_lines, hap_summary
+    from .hap_rows import mask_figures, timing_figures
+
+    masks = timing = None
+    if args.hap_sides:
+        masks = mask_figures(args.hap_sides, args.hap_compile_side, device)
+        for line in hap_summary(masks, None):
+            summary.note(line)
+    if args.hap_time_side:
+        timing = timing_figures(args.hap_time_side, args.hap_heads, args.hap_runs, device)
+        for line in hap_summary(None, timing):
+            summary.note(line)
+    return hap_lines(masks, timing, str(device))

@@ -15,8 +15,8 @@ HRDiT's calls are counted as its stage clones run them (counting.attention_of): 
 once per SPA variant of the call's real grid (official group_num 80: 3 at 2048²), and in every stage call each
 attention covers HAP's kept entries only (nodes/hap/masks.py kept_share at the call's real sequence, 57 layers x 24
 heads, text rows and columns kept). The tiny run gets the group_num that gives its grids the real variant counts;
-its HAP band (31 blocks of 64 tokens) covers every tiny token, and on the CPU HAP is masked dense attention: its
-times include no saving from HAP.
+its HAP band (31 blocks of 64 tokens either side) keeps (nearly) every tiny token, so HAP's blockwise kernel on the
+CPU computes (nearly) every entry: its times include no saving from HAP.
 """
 
 from __future__ import annotations

@@ -55,9 +55,15 @@ class Peak:
 def record_peak_mib(fn: Callable[[], object], device: torch.device) -> float:
     """Peak of the bytes allocated while ``fn`` runs above those allocated before it, from the profiler's raw record
     of every allocation and free on ``device``'s type (labels and op nesting play no part)."""
+    return record_bytes(fn, device)[1] / MIB
+
+
+def record_bytes(fn: Callable[[], object], device: torch.device) -> tuple[object, int, int]:
+    """``fn()``'s result, the peak bytes allocated while it ran (as ``record_peak_mib``) and the bytes still
+    allocated when it returned (what its result holds)."""
     sync(device)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as prof:
-        fn()
+        result = fn()
         sync(device)
     # kineto_results holds the stream before it is folded into events(); the public API offers no raw record.
     records = sorted((e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events()
@@ -66,7 +72,7 @@ def record_peak_mib(fn: Callable[[], object], device: torch.device) -> float:
     for _, nbytes in records:
         current += nbytes
         peak = max(peak, current)
-    return peak / MIB
+    return result, peak, current
 
 
 def allocator_peak_mib(fn: Callable[[], object], device: torch.device) -> float:

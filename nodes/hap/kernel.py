@@ -1,53 +1,36 @@
 """HAP's attention: exact softmax attention over the entries the mask keeps (masks.py), per layer and head.
 
-Two ways to run it, the same numbers (within float32 noise; tests/test_hap.py checks both against dense attention
-restricted to the kept entries):
+Two ways to run it, the same numbers (within float32 noise; tests/test_hrdit_math.py checks both against dense
+attention restricted to the kept entries):
 
-* FlexAttention (``torch.nn.attention.flex_attention``), compiled, with a block mask: what the official code runs,
-  and the one that skips the pruned blocks' work. The default on CUDA.
-* masked dense attention, a chunk of queries at a time (PyTorch SDPA with a boolean mask): the default elsewhere.
-  It computes every entry and discards the pruned ones, so it saves no time; its memory is bounded by the chunk.
+* FlexAttention (``torch.nn.attention.flex_attention``), compiled, with a block mask (block_mask.py): what the
+  official code runs. Only where it compiles: on CUDA with triton (never eager on CUDA, which would materialize
+  the whole score matrix).
+* blockwise attention (blockwise.py): each chunk of image queries attends only its kept keys through ``attend``
+  (PyTorch SDPA unless given): on the CPU and other devices, and on CUDA without triton (one log line says why).
 
-Block masks depend only on shapes and the plan; they live in the pack's one shape cache (spectral/shape_cache.py),
-released when ComfyUI frees memory.
+Block masks and chunk plans depend only on shapes and the plan; they live in the pack's one shape cache
+(spectral/shape_cache.py), released when ComfyUI frees memory.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
+import sys
 from collections.abc import Callable
 
 import torch
-import torch.nn.functional as F
 
 from ...spectral.shape_cache import TABLES
-from .masks import keep_mask, stride_of
-from .scope_plan import BLOCK, ScopePlan
+from .block_mask import hap_block_mask
+from .blockwise import Attend, masked_attention
+from .scope_plan import ScopePlan
 
-CHUNK_ENTRIES = 1 << 24  # mask entries (heads x query rows x keys) per chunk of the masked dense path
+logger = logging.getLogger(__name__)
 
-
-def sdpa_attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor,
-                scale: float | None) -> torch.Tensor:
-    """The masked path's default inner attention: PyTorch SDPA with a boolean keep mask."""
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
-
-
-def masked_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, text: int, half: tuple[int, ...],
-                     anchor: int, scale: float | None, attend: Callable | None = None) -> torch.Tensor:
-    """(B, H, N, D) attention of q over the kept keys, masked dense, a chunk of query rows at a time; each chunk
-    through ``attend(q_rows, k, v, keep_mask, scale) -> (B, H, rows, D)`` (None: PyTorch SDPA)."""
-    attend = attend or sdpa_attend
-    heads, tokens = q.shape[1], q.shape[2]
-    half_t = torch.tensor(half, dtype=torch.int64, device=q.device)
-    cols = torch.arange(tokens, device=q.device)
-    rows_per_chunk = max(1, CHUNK_ENTRIES // max(1, heads * tokens))
-    outs = []
-    for start in range(0, tokens, rows_per_chunk):
-        rows = cols[start:start + rows_per_chunk]
-        mask = keep_mask(rows, cols, text, half_t, anchor)[None]
-        outs.append(attend(q[:, :, rows], k, v, mask, scale))
-    return torch.cat(outs, dim=2)
+__all__ = ["flex_available", "flex_function", "flex_hap_attention", "flex_runs_here", "hap_kernel", "masked_attention",
+           "triton_available"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -57,47 +40,83 @@ def _compiled_flex() -> Callable:
     return torch.compile(flex_attention, dynamic=False)
 
 
+@functools.cache
 def flex_available() -> bool:
     try:
-        from torch.nn.attention.flex_attention import create_block_mask, flex_attention  # noqa: F401
+        from torch.nn.attention.flex_attention import BlockMask, flex_attention  # noqa: F401
     except ImportError:
         return False
     return True
 
 
-def _block_mask(tokens: int, text: int, half: tuple[int, ...], anchor: int, device: torch.device):
-    from torch.nn.attention.flex_attention import create_block_mask
+@functools.cache
+def triton_available() -> bool:
+    """What inductor checks before it compiles for a GPU (torch 2.13 ``torch._inductor.scheduler.Scheduler
+    .create_backend`` raises ``TritonMissing`` / ``GPUTooOldForTriton`` when it is false, at the compiled function's
+    first call): ``torch.utils._triton.has_triton()``, the triton package and a device it supports (CUDA:
+    compute capability 7.0 or newer). Asked once."""
+    try:
+        from torch.utils._triton import has_triton
+    except ImportError:
+        return False
+    return bool(has_triton())
 
-    half_t = torch.tensor(half, dtype=torch.int64, device=device)
-    stride = stride_of(anchor)
 
-    def mask_mod(b, h, q, k):
-        qb = torch.div(q - text, BLOCK, rounding_mode="floor")
-        kb = torch.div(k - text, BLOCK, rounding_mode="floor")
-        return (q < text) | (k < text) | ((qb - kb).abs() <= half_t[h]) | (torch.remainder(kb, stride) == 0)
+@functools.cache
+def _say_why_not_flex() -> None:
+    """One line, the first time CUDA runs HAP without triton."""
+    major, minor = torch.cuda.get_device_capability() if torch.cuda.is_available() else (7, 0)
+    instead = "HAP runs its exact blockwise attention instead (the same result, slower)"
+    if major < 7:
+        logger.warning("HRDiT HAP: FlexAttention cannot compile on this CUDA device: its compute capability %d.%d "
+                       "is older than triton supports (7.0; torch.utils._triton.has_triton() is False). %s.",
+                       major, minor, instead)
+        return
+    package = "triton-windows" if sys.platform == "win32" else "triton"
+    logger.warning("HRDiT HAP: torch finds no usable triton (torch.utils._triton.has_triton() is False), so "
+                   "FlexAttention cannot compile on this CUDA device; %s. To run HAP as FlexAttention, install "
+                   "triton in ComfyUI's Python: pip install %s.", instead, package)
 
-    mask = create_block_mask(mask_mod, B=None, H=len(half), Q_LEN=tokens, KV_LEN=tokens, device=device)
-    return (*[t for t in mask.as_tuple() if isinstance(t, torch.Tensor)], mask)  # tensors first: cache counts them
+
+def flex_runs_here(device: torch.device) -> bool:
+    """FlexAttention where it runs compiled: CUDA with triton."""
+    if device.type != "cuda" or not flex_available():
+        return False
+    if triton_available():
+        return True
+    _say_why_not_flex()
+    return False
+
+
+def flex_function(device: torch.device, compiled: bool) -> Callable:
+    """The compiled FlexAttention, or (``compiled`` False, tests) the eager one, never on CUDA."""
+    from torch.nn.attention.flex_attention import flex_attention
+
+    return _compiled_flex() if compiled or device.type == "cuda" else flex_attention
 
 
 def flex_hap_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, text: int, half: tuple[int, ...],
                        anchor: int, scale: float | None, compiled: bool = True) -> torch.Tensor:
-    """(B, H, N, D) attention over the kept entries with FlexAttention and a cached block mask."""
-    from torch.nn.attention.flex_attention import flex_attention
-
+    """(B, H, N, D) attention over the kept entries with FlexAttention and a cached block mask. ``compiled`` False
+    (tests) runs it eagerly, off CUDA only."""
     tokens = q.shape[2]
     key = ("hap_block_mask", tokens, text, half, anchor, q.device)
-    mask = TABLES.get(key, lambda: _block_mask(tokens, text, half, anchor, q.device))[-1]
-    run = _compiled_flex() if compiled else flex_attention
-    return run(q, k, v, block_mask=mask, scale=scale)
+
+    def build() -> tuple:
+        mask = hap_block_mask(tokens, text, half, anchor, q.device)
+        return (*[t for t in mask.as_tuple() if isinstance(t, torch.Tensor)], mask)  # tensors first: cache counts them
+
+    mask = TABLES.get(key, build)[-1]
+    return flex_function(q.device, compiled)(q, k, v, block_mask=mask, scale=scale)
 
 
-def hap_kernel(plan: ScopePlan, anchor: int, flex: bool | None = None) -> Callable:
+def hap_kernel(plan: ScopePlan, anchor: int, flex: bool | None = None, attend: Attend | None = None) -> Callable:
     """The attention kernel of an AttentionPlan (nodes/rope_patch/spa.py): HAP with ``plan`` and the anchor
-    stride. ``flex`` None: FlexAttention on CUDA, masked dense elsewhere; True / False force one (tests). The
-    kernel's ``attend`` is the masked path's inner attention (masked_attention); FlexAttention does not use it."""
+    stride. ``flex`` None: FlexAttention where it compiles (CUDA with triton), blockwise elsewhere; True / False
+    force one (tests). ``attend(q, k, v, mask, scale)``: the blockwise path's attention (blockwise.py; default
+    PyTorch SDPA), also accepted per call as the kernel's keyword ``attend``."""
 
-    def kernel(q, k, v, heads, call, kwargs, attend: Callable | None = None):
+    def kernel(q, k, v, heads, call, kwargs, attend: Attend | None = attend):
         batch, heads, tokens, dim = q.shape
         image = call.grid[0] * call.grid[1]
         text = tokens - image
@@ -107,8 +126,7 @@ def hap_kernel(plan: ScopePlan, anchor: int, flex: bool | None = None) -> Callab
         layer = call.layer(kwargs.get("transformer_options") or {})
         half = plan.half_widths(layer, heads, tokens)
         scale = kwargs.get("scale")
-        use_flex = q.is_cuda and flex_available() if flex is None else flex
-        if use_flex:
+        if flex_runs_here(q.device) if flex is None else flex:
             out = flex_hap_attention(q, k, v, text, half, anchor, scale, compiled=q.is_cuda)
         else:
             out = masked_attention(q, k, v, text, half, anchor, scale, attend)

@@ -26,15 +26,19 @@ def stride_of(anchor: int) -> int:
     return anchor if anchor > 0 else ANCHOR_OFF
 
 
+def keeps(q: torch.Tensor, k: torch.Tensor, text: int, half: int | torch.Tensor, stride: int) -> torch.Tensor:
+    """Whether query positions ``q`` keep key positions ``k`` (broadcast): the official ``mask_mod``'s rule, with
+    ``half`` the head's half-width and ``stride`` the anchor stride (``stride_of``)."""
+    qb = torch.div(q - text, BLOCK, rounding_mode="floor")
+    kb = torch.div(k - text, BLOCK, rounding_mode="floor")
+    return (q < text) | (k < text) | ((qb - kb).abs() <= half) | (torch.remainder(kb, stride) == 0)
+
+
 def keep_mask(rows: torch.Tensor, cols: torch.Tensor, text: int, half: torch.Tensor, anchor: int) -> torch.Tensor:
     """(heads, len(rows), len(cols)) bool: which (query, key) entries each head keeps. ``half`` (heads,) int."""
     q = rows.to(torch.int64)[None, :, None]
     k = cols.to(torch.int64)[None, None, :]
-    qb = torch.div(q - text, BLOCK, rounding_mode="floor")
-    kb = torch.div(k - text, BLOCK, rounding_mode="floor")
-    band = (qb - kb).abs() <= half.to(torch.int64)[:, None, None]
-    visible = torch.remainder(kb, stride_of(anchor)) == 0
-    return (q < text) | (k < text) | band | visible
+    return keeps(q, k, text, half.to(torch.int64)[:, None, None], stride_of(anchor))
 
 
 def kept_entries(tokens: int, text: int, half: int, anchor: int) -> int:

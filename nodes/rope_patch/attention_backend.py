@@ -175,8 +175,8 @@ def hap_attend(route: Route, kwargs: dict, box: type | None) -> Callable | None:
     rest = {key: value for key, value in kwargs.items()
             if key not in ("mask", "skip_reshape", "skip_output_reshape", "scale")}
 
-    def attend(q, k, v, mask, scale):
-        if kind == ADDITIVE:
+    def attend(q, k, v, mask, scale):  # mask: None (every key kept) or a bool keep mask broadcasting over heads
+        if kind == ADDITIVE and mask is not None:
             mask = (~mask).to(q.dtype) * (torch.finfo(q.dtype).min / 2)
         extra = dict(rest, mask=mask, skip_reshape=True, skip_output_reshape=True)
         if scale is not None:
