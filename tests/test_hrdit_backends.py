@@ -42,8 +42,8 @@ _OWN: dict[tuple[bool, bool], torch.Tensor] = {}
 def _plan(spa: bool, hap: bool):
     spa_module = _pack("nodes.rope_patch.spa")
     kernel = None
-    if hap:  # a band of one block either side (alpha 64), no anchor: 2 layers x 2 heads
-        scope = _pack("nodes.hap.scope_plan").ScopePlan(((64.0,) * 2,) * 2, ((0.0,) * 2,) * 2)
+    if hap:  # a band of one block either side (alpha 128), no anchor: 2 layers x 2 heads
+        scope = _pack("nodes.hap.scope_plan").ScopePlan(((128.0,) * 2,) * 2, ((0.0,) * 2,) * 2)
         kernel = _pack("nodes.hap.kernel").hap_kernel(scope, 0, flex=False)
     return spa_module.AttentionPlan(spa=spa_module.SpaSettings(10) if spa else None, spa_steps=(0, 1),
                                     kernel=kernel)
@@ -60,6 +60,9 @@ def _sample(model):
 
 
 ATTENTIONS = 2
+# HAP's blockwise pieces of one attention (nodes/hap/blockwise.py): the text rows (no mask), then chunks of
+# 2·half + 1 = 3 query blocks over the grid's 5 (each with a band mask)
+HAP_PIECES = 3
 
 
 def _variants() -> int:
@@ -107,9 +110,9 @@ def test_spa_and_hap_attend_through_int8(newest, model, how, spa, hap):
         newest.prefer(model, newest.int8)
     got = _sample(_clone(base, spa, hap))
     torch.testing.assert_close(got, _OWN[spa, hap], rtol=1e-5, atol=1e-6)
-    assert len(newest.calls) == (_variants() if spa else 1) * ATTENTIONS  # HAP: one chunk of query rows here
+    assert len(newest.calls) == (_variants() if spa else 1) * ATTENTIONS * (HAP_PIECES if hap else 1)
     assert {c["path"] for c in newest.calls} == {"containers"}
-    assert {c["mask"] for c in newest.calls} == ({torch.bool} if hap else {None})
+    assert {c["mask"] for c in newest.calls} == ({None, torch.bool} if hap else {None})
 
 
 @pytest.mark.parametrize("name", ["attention_split", "attention_sub_quad", "attention_basic"])
@@ -128,7 +131,7 @@ def test_hap_gives_an_additive_mask_to_the_backends_that_add_theirs(newest, mode
     base = model.clone()
     base.set_model_optimized_attention(backend)
     got = _sample(_clone(base, spa=False, hap=True))
-    assert masks == [torch.float32] * ATTENTIONS
+    assert masks == [None, torch.float32, torch.float32] * ATTENTIONS  # per attention: text rows, two chunks
     if (False, True) not in _OWN:
         _OWN[False, True] = _sample(_clone(model, False, True))
     torch.testing.assert_close(got, _OWN[False, True], rtol=1e-5, atol=1e-5)
