@@ -18,15 +18,16 @@ def rotation_table(
     """Build the rotation table of one axis.
 
     Args:
-        positions: ``(B_p, N)`` token positions on this axis (any real dtype; used in float64).
-        freqs: ``(B_f, pairs)`` float64 angular frequencies (B_f broadcasts against B_p).
+        positions: ``(B_p, N)`` token positions on this axis (any real dtype; used in float64 on ``freqs``' device).
+        freqs: ``(B_f, pairs)`` float64 angular frequencies (B_f broadcasts against B_p), made by the caller on
+            the pack's float64 device (nodes/rope_patch/devices.py).
         temperature: optional ``(B_f, pairs)`` factor applied to cos and sin (so q.k of the pair scales by its
             square); ``None`` means 1 and skips the multiply, keeping plain RoPE bit-exact.
 
     Returns:
         ``(B, N, pairs, 2, 2)`` float32 with ``B = max(B_p, B_f)``.
     """
-    angles = positions.to(torch.float64)[..., :, None] * freqs.to(torch.float64)[..., None, :]
+    angles = positions.to(device=freqs.device, dtype=torch.float64)[..., :, None] * freqs[..., None, :]
     cos = torch.cos(angles).to(torch.float32)
     sin = torch.sin(angles).to(torch.float32)
     if temperature is not None:

@@ -1,8 +1,9 @@
 """Per-axis RoPE frequency schedules: plain, PI, NTK and the YaRN two-stage ramp, static or DyPE-dynamic.
 
-Everything here is float64 torch and works on a *tensor* flow time ``t`` (any shape, on any device), so the
-per-step path never syncs with the host. The result has shape ``t.shape + (axis_dim // 2,)``: one angular
-frequency per rotation pair, pair 0 being the highest frequency.
+Everything here is float64 torch and works on a *tensor* flow time ``t`` (any shape), on ``t``'s device: the caller
+puts ``t`` where the pack's float64 rule says (nodes/rope_patch/devices.py), so the per-step path never syncs with
+the host. The result has shape ``t.shape + (axis_dim // 2,)``: one angular frequency per rotation pair, pair 0 being
+the highest frequency.
 
 Conventions (DyPE, arXiv 2510.20766; official code github guyyariv/DyPE):
 
@@ -84,7 +85,7 @@ def yarn_temperature(scale: float) -> float:
 
 def kappa(t: torch.Tensor, lambda_t: float) -> torch.Tensor:
     """DyPE time modulation kappa(t) = t ** lambda_t on t clamped to [0, 1] (float64)."""
-    return t.to(torch.float64).clamp(0.0, 1.0) ** lambda_t
+    return t.to(device=t.device, dtype=torch.float64).clamp(0.0, 1.0) ** lambda_t
 
 
 def _correction_factor(rotations: torch.Tensor, axis_dim: int, theta: float, base_tokens: int) -> torch.Tensor:
@@ -125,7 +126,7 @@ def _ramp_blend(
     high = torch.where(low == high, high + 0.001, high)
     index = torch.arange(pairs, dtype=torch.float32, device=high_freqs.device)
     ramp = ((index - low.to(torch.float32)[..., None]) / (high - low).to(torch.float32)[..., None]).clamp(0, 1)
-    keep_high = 1 - ramp.to(torch.float64)
+    keep_high = 1 - ramp.to(device=high_freqs.device, dtype=torch.float64)
     return low_freqs * (1 - keep_high) + high_freqs * keep_high
 
 

@@ -31,10 +31,10 @@ def bundle_size(tokens: int, group_num: int) -> int:
 
 
 def bundle_positions(positions: torch.Tensor, first: int, size: int) -> torch.Tensor:
-    """phi: the bundle id of each position (float64), for bundles of ``size`` whose first boundary is ``first``."""
-    x = positions.to(torch.float64)
-    bundled = torch.ceil((x + 1 - first) / size)
-    return torch.where(x < first, torch.zeros_like(x), bundled)
+    """phi: the bundle id of each position (float64 ``positions``), for bundles of ``size`` whose first boundary is
+    ``first``."""
+    bundled = torch.ceil((positions + 1 - first) / size)
+    return torch.where(positions < first, torch.zeros_like(positions), bundled)
 
 
 def variant_boundaries(row_size: int, col_size: int) -> list[tuple[int, int]]:
@@ -50,17 +50,21 @@ def variant_count(rows: int, cols: int, group_num: int) -> int:
     return len(variant_boundaries(bundle_size(rows, group_num), bundle_size(cols, group_num)))
 
 
-def bundled_ids(ids: torch.Tensor, columns: tuple[int, int], grid: tuple[int, int], group_num: int) -> list[torch.Tensor]:
-    """Each variant's ids (float64, ``ids``' shape): the row and column columns bundled, every other column as is.
+def bundled_ids(ids: torch.Tensor, columns: tuple[int, int], grid: tuple[int, int], group_num: int,
+                device: torch.device | None) -> list[torch.Tensor]:
+    """Each variant's ids (float64 on ``device``, ``ids``' shape): the row and column columns bundled, every other
+    column as is. ``device`` is where the caller's float64 rule puts them (nodes/rope_patch/devices.py; None:
+    where ``ids`` are).
 
     Every token's spatial ids are mapped (a text token at 0 stays 0: every first boundary is at least 1), so the
     ids of the whole sequence go in, as the model builds them.
     """
     row_column, col_column = columns
     row_size, col_size = bundle_size(grid[0], group_num), bundle_size(grid[1], group_num)
+    ids = ids.to(device=device, dtype=torch.float64)
     out = []
     for first_row, first_col in variant_boundaries(row_size, col_size):
-        variant = ids.to(torch.float64).clone()
+        variant = ids.clone()
         variant[..., row_column] = bundle_positions(ids[..., row_column], first_row, row_size)
         variant[..., col_column] = bundle_positions(ids[..., col_column], first_col, col_size)
         out.append(variant)

@@ -1,10 +1,11 @@
 """SEGA (Spectral-Energy Guided Attention, arXiv 2605.22668) in pure torch: per-step spectral profiles of the
 latent and per-RoPE-pair attention temperatures, plus the "HF energy" evaluation metric (spectral/hf_energy.py).
-Never imports ComfyUI. The package exports what the rest of the pack uses; the parts live in their modules.
+Never imports ComfyUI. The package exports what the rest of the pack uses; the parts live in their modules. Its
+float64 is made on the ``device`` the caller hands down: the pack's rule (nodes/rope_patch/devices.py).
 
 Per step, for each spatial axis with resolution ratio ``s``::
 
-    spectrum = latent_spectrum(x_t, patch_size, settings)          # per sample, no host sync
+    spectrum = latent_spectrum(x_t, patch_size, settings, device)  # per sample, no host read; float64 on device
     m_h = axis_temperatures(freqs_h, spectrum.band_h, spectrum.axis_h, spectrum.spread, s, settings, spectrum.valid)
 """
 

@@ -11,7 +11,8 @@ Two ways to place a pair on the band axis, both giving a fractional band positio
 
 The rest is shared: log energy interpolated at the position, standardized to z, ``s = tanh(beta z)`` made zero-sum,
 then the temperature. :func:`axis_temperatures` picks the allocation and m_ref from the settings. Every function is
-batched over leading dims, torch-only and free of host syncs.
+batched over leading dims, torch-only and free of host syncs, and runs in float64 where ``freqs`` are (the caller
+made them on the pack's float64 device, nodes/rope_patch/devices.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import math
 
 import torch
 
-from .bands import small_dtype
 from .settings import SegaSettings, reference_temperature
 
 
@@ -30,7 +30,7 @@ def band_positions(freqs: torch.Tensor, band_freqs: torch.Tensor) -> torch.Tenso
     A pair whose frequency equals ``band_freqs[j]`` gets exactly ``j``; between two centres it is interpolated
     linearly; below the first or above the last centre it is clamped to that band.
     """
-    bands = band_freqs.to(device=freqs.device, dtype=small_dtype(freqs.device)).contiguous()
+    bands = band_freqs.to(device=freqs.device, dtype=torch.float64).contiguous()
     cycles = freqs.to(bands.dtype) / (2.0 * math.pi)
     n = bands.shape[-1]
     if n == 1:
@@ -43,7 +43,7 @@ def band_positions(freqs: torch.Tensor, band_freqs: torch.Tensor) -> torch.Tenso
 
 def port_bin_positions(freqs: torch.Tensor, n_bins: int) -> torch.Tensor:
     """The port's band position: ``(1 - lpn) * (n_bins - 1)``, lpn the min-max normalized log period over the pairs."""
-    log_period = torch.log((2.0 * math.pi) / freqs.to(small_dtype(freqs.device)))
+    log_period = torch.log((2.0 * math.pi) / freqs.to(device=freqs.device, dtype=torch.float64))
     low = log_period.amin(dim=-1, keepdim=True)
     span = (log_period.amax(dim=-1, keepdim=True) - low).clamp(min=torch.finfo(log_period.dtype).tiny)
     return (1.0 - (log_period - low) / span) * (n_bins - 1)

@@ -7,7 +7,8 @@ positions can only represent ``|f| <= 0.5`` (the token-grid Nyquist), so the def
 
 Bin indices are computed with exact integer arithmetic (a float floor puts samples that lie exactly on a band edge
 into the lower band). Everything depends only on shapes, so the tables are cached per shape and device
-(shape_cache.py: bounded in bytes, released when ComfyUI frees memory).
+(shape_cache.py: bounded in bytes, released when ComfyUI frees memory). Counts and centres are float64, made on the
+``device`` the caller hands down (the pack's rule, nodes/rope_patch/devices.py; None: the CPU).
 """
 
 from __future__ import annotations
@@ -18,11 +19,6 @@ from fractions import Fraction
 import torch
 
 from .shape_cache import TABLES
-
-
-def small_dtype(device: torch.device) -> torch.dtype:
-    """dtype of the small per-step math: float64, except on MPS, which has no float64."""
-    return torch.float32 if device.type == "mps" else torch.float64
 
 
 def axis_band_count(length: int, patch_size: int) -> int:
@@ -83,19 +79,19 @@ def axis_band_centres(
     A band without samples (only possible with a hand-picked ``n_bins``) gets its nominal centre, so the centres
     are always strictly increasing.
     """
-    dtype = small_dtype(torch.device(device) if device is not None else torch.device("cpu"))
     index = axis_bin_index(length, patch_size, n_bins, band_limit, device)
-    freqs = torch.arange(index.numel(), dtype=dtype, device=index.device) * (patch_size / length)
-    total = torch.zeros(n_bins, dtype=dtype, device=index.device).index_add_(0, index, freqs)
-    counts = _band_counts(index, n_bins, dtype)
-    nominal = (torch.arange(n_bins, dtype=dtype, device=index.device) + 0.5) * (float(band_limit) / n_bins)
+    freqs = torch.arange(index.numel(), dtype=torch.float64, device=device) * (patch_size / length)
+    total = torch.zeros(n_bins, dtype=torch.float64, device=device).index_add_(0, index, freqs)
+    counts = _band_counts(index, n_bins, device)
+    nominal = (torch.arange(n_bins, dtype=torch.float64, device=device) + 0.5) * (float(band_limit) / n_bins)
     return torch.where(counts > 0, total / counts.clamp(min=1), nominal)
 
 
-def _band_counts(index: torch.Tensor, n_slots: int, dtype: torch.dtype) -> torch.Tensor:
-    """Samples per band. ``index_add_`` rather than ``bincount``: its output size never depends on the data."""
-    ones = torch.ones(index.shape, dtype=dtype, device=index.device)
-    return torch.zeros(n_slots, dtype=dtype, device=index.device).index_add_(0, index, ones)
+def _band_counts(index: torch.Tensor, n_slots: int, device: torch.device | None) -> torch.Tensor:
+    """Samples per band (float64 on ``device``, where ``index`` is). ``index_add_`` rather than ``bincount``: its
+    output size never depends on the data."""
+    ones = torch.ones(index.shape, dtype=torch.float64, device=device)
+    return torch.zeros(n_slots, dtype=torch.float64, device=device).index_add_(0, index, ones)
 
 
 def _signed_indices(length: int, device: torch.device | None) -> torch.Tensor:
@@ -132,7 +128,7 @@ def radial_bin_index(
     numerator = (n_bins * n_bins * b * b) * (u.square()[:, None] + v.square()[None, :])
     denominator = 2 * a * a * common * common
     # float estimate of floor(sqrt(num / den)), then one exact integer correction step each way
-    guess = torch.floor(torch.sqrt(numerator.to(torch.float64) / denominator)).to(torch.int64)
+    guess = torch.floor(torch.sqrt(numerator.to(device=device, dtype=torch.float64) / denominator)).to(torch.int64)
     guess = torch.where((guess + 1).square() * denominator <= numerator, guess + 1, guess)
     guess = torch.where(guess.square() * denominator > numerator, guess - 1, guess)
     return torch.where(inside, guess.clamp(max=n_bins - 1), torch.full_like(guess, -1))
@@ -146,7 +142,7 @@ def cached_axis_tables(
     def build() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         with torch.inference_mode(False), torch.no_grad():  # plain tensors even when first built in inference mode
             index = axis_bin_index(length, patch_size, n_bins, band_limit, device)
-            counts = _band_counts(index, n_bins, small_dtype(device))
+            counts = _band_counts(index, n_bins, device)
             centres = axis_band_centres(length, patch_size, n_bins, band_limit, device)
         return index, counts, centres
 
@@ -162,7 +158,7 @@ def cached_radial_tables(
         with torch.inference_mode(False), torch.no_grad():
             index = radial_bin_index(height, width, patch_size, n_bins, band_limit, device).flatten()
             index = torch.where(index < 0, torch.full_like(index, n_bins), index)
-            counts = _band_counts(index, n_bins + 1, small_dtype(device))[:n_bins]
+            counts = _band_counts(index, n_bins + 1, device)[:n_bins]
         return index, counts
 
     return TABLES.get(("radial", height, width, patch_size, n_bins, band_limit, device), build)

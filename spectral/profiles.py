@@ -2,8 +2,10 @@
 
 One 2-D FFT per step, in float32 on the latent's device (float64 if the latent already is). The axis profiles come
 from the same 2-D power by Parseval: the power of the 1-D FFT along rows, averaged over the columns, is the 2-D
-power summed over the column frequencies divided by width**2. Binning and the rest are float64 (float32 on MPS).
-No value ever leaves the device: invalid samples are handled with ``torch.where`` and reported in ``valid``.
+power summed over the column frequencies divided by width**2. Binning and the rest are float64 on the ``device`` the
+caller hands down (the pack's rule: the latent's device, or the CPU where that has no float64), so
+every device gets the float64 path's numbers from the same power. No host read: invalid samples are handled with
+``torch.where`` and reported in ``valid``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .bands import axis_band_count, cached_axis_tables, cached_radial_tables, radial_band_count, small_dtype
+from .bands import axis_band_count, cached_axis_tables, cached_radial_tables, radial_band_count
 from .flatness import spectral_spread
 from .settings import SegaSettings
 
@@ -23,7 +25,7 @@ CONSTANT_TOLERANCE = 1e-5
 
 @dataclass(frozen=True)
 class LatentSpectrum:
-    """Per-sample profiles of one latent (float64; float32 on MPS).
+    """Per-sample profiles of one latent (float64, every field on the device the caller handed down).
 
     ``axis_h[b, j]`` is the mean power of band ``j`` along the rows (latent H), whose centre is ``band_h[j]``
     cycles per token; likewise for ``axis_w``/``band_w`` along the columns. ``radial`` is the 2-D power in
@@ -49,8 +51,9 @@ def _frames(latent: torch.Tensor) -> torch.Tensor:
     raise ValueError(f"Expected a latent of shape (B, C, H, W) or (B, C, T, H, W), got {tuple(latent.shape)}.")
 
 
-def _fft_dtype(latent: torch.Tensor) -> torch.dtype:
-    return torch.float64 if latent.dtype == torch.float64 else torch.float32
+def fft_dtype(values: torch.Tensor) -> torch.dtype:
+    """The FFT's dtype: float32, or float64 for float64 input (whose device has float64 already)."""
+    return torch.float64 if values.dtype == torch.float64 else torch.float32
 
 
 def _raw_mean_map(latent: torch.Tensor) -> torch.Tensor:
@@ -59,7 +62,7 @@ def _raw_mean_map(latent: torch.Tensor) -> torch.Tensor:
     Any NaN/inf in the latent reaches the mean at its pixel (NaN propagates, +inf + -inf is NaN), so checking this
     small map is enough to find non-finite samples.
     """
-    return _frames(latent).mean(dim=1, dtype=_fft_dtype(latent))
+    return _frames(latent).mean(dim=1, dtype=fft_dtype(latent))
 
 
 def _mean_map(latent: torch.Tensor) -> torch.Tensor:
@@ -76,11 +79,12 @@ def channel_map(latent: torch.Tensor) -> torch.Tensor:
     return mean_map - mean_map.mean(dim=(-2, -1), keepdim=True)
 
 
-def power_spectrum(centred_map: torch.Tensor) -> torch.Tensor:
-    """|fft2|^2 of a (B, T, H, W) map, unshifted and unnormalized, averaged over T: (B, H, W), small dtype."""
+def power_spectrum(centred_map: torch.Tensor, device: torch.device | None = None) -> torch.Tensor:
+    """|fft2|^2 of a (B, T, H, W) map, unshifted and unnormalized, averaged over T: (B, H, W), float64 on
+    ``device`` (None: the map's; the FFT runs on the map's device)."""
     spectrum = torch.fft.fft2(centred_map)
     power = spectrum.real.square() + spectrum.imag.square()
-    return power.mean(dim=1).to(small_dtype(power.device))
+    return power.mean(dim=1).to(device=device, dtype=torch.float64)
 
 
 def _bin_means(samples: torch.Tensor, index: torch.Tensor, counts: torch.Tensor, n_slots: int) -> torch.Tensor:
@@ -117,13 +121,16 @@ def radial_profile(
     return _bin_means(power2d.flatten(1), index, counts, n_bins + 1), counts
 
 
-def latent_spectrum(latent: torch.Tensor, patch_size: int, settings: SegaSettings) -> LatentSpectrum:
-    """Spectral profiles and spread of every sample of ``latent`` (B, C, H, W) or (B, C, T, H, W); no host sync.
+def latent_spectrum(latent: torch.Tensor, patch_size: int, settings: SegaSettings,
+                    device: torch.device | None = None) -> LatentSpectrum:
+    """Spectral profiles and spread of every sample of ``latent`` (B, C, H, W) or (B, C, T, H, W), float64 on
+    ``device`` (the pack's rule; None: the latent's); no host read.
 
     ``patch_size`` is the latent pixels per token along each spatial axis (Flux, Qwen-Image: 2).
     """
     if isinstance(patch_size, bool) or not isinstance(patch_size, int) or patch_size < 1:
         raise ValueError(f"patch_size must be an integer >= 1, got {patch_size!r}.")
+    device = latent.device if device is None else device
     raw_map = _raw_mean_map(latent)
     finite = torch.isfinite(raw_map).flatten(1).all(dim=1)  # also False where the channel sum overflows
     mean_map = torch.nan_to_num(raw_map, nan=0.0, posinf=0.0, neginf=0.0)
@@ -131,12 +138,12 @@ def latent_spectrum(latent: torch.Tensor, patch_size: int, settings: SegaSetting
     spread_of_map = centred.abs().flatten(1).amax(dim=1)
     varies = spread_of_map > CONSTANT_TOLERANCE * mean_map.abs().flatten(1).amax(dim=1)
 
-    power = power_spectrum(centred)
+    power = power_spectrum(centred, device)
     axis_h, band_h = axis_profile(power, -2, patch_size)
     axis_w, band_w = axis_profile(power, -1, patch_size)
     radial, counts = radial_profile(power, patch_size)
     profiles_finite = torch.cat([axis_h, axis_w, radial], dim=1).isfinite().all(dim=1)
-    valid = finite & varies & profiles_finite
+    valid = (finite & varies).to(power.device) & profiles_finite
 
     keep = valid[:, None]
     axis_h = torch.where(keep, axis_h, torch.zeros_like(axis_h))

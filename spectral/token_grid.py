@@ -17,16 +17,16 @@ helpers; only what goes into the map differs (see :mod:`spectral.recipes`). From
 * **Bin means.** ``sum / (count + 1e-8)``.
 
 Bin tables depend on shapes only: computed once per shape on the CPU in float32 (the reference's arithmetic, bit for
-bit) and cached per device (shape_cache.py). Profiles are float32 like the references' (float64 if the map is).
+bit) and cached per device (shape_cache.py). Profiles are float32 like the references' (float64 if the map is), on
+the map's device; what is returned is float64 on the ``device`` the caller hands down (the pack's rule).
 """
 
 from __future__ import annotations
 
 import torch
 
-from .bands import small_dtype
 from .flatness import spectral_spread
-from .profiles import CONSTANT_TOLERANCE, LatentSpectrum
+from .profiles import CONSTANT_TOLERANCE, LatentSpectrum, fft_dtype
 from .settings import SegaSettings
 from .shape_cache import TABLES
 
@@ -92,13 +92,14 @@ def _bin_means(samples: torch.Tensor, index: torch.Tensor, n_bins: int) -> torch
 
 def _nominal_centres(length: int, n_bins: int, device: torch.device) -> torch.Tensor:
     """Centre of each axis bin in cycles per token (``k / length`` spans 0 .. (length // 2) / length)."""
-    dtype = small_dtype(device)
     top = (length // 2) / length
-    return (torch.arange(n_bins, dtype=dtype, device=device) + 0.5) * (top / n_bins)
+    return (torch.arange(n_bins, dtype=torch.float64, device=device) + 0.5) * (top / n_bins)
 
 
-def token_map_spectrum(token_map: torch.Tensor, settings: SegaSettings, per_sample: bool = True) -> LatentSpectrum:
-    """Profiles and spread of a ``(B, T, rows, cols)`` map of token values (channel means), as the references do.
+def token_map_spectrum(token_map: torch.Tensor, settings: SegaSettings, per_sample: bool = True,
+                       device: torch.device | None = None) -> LatentSpectrum:
+    """Profiles and spread of a ``(B, T, rows, cols)`` map of token values (channel means), as the references do;
+    float64 on ``device`` (the pack's rule; None: the map's).
 
     ``per_sample=False`` averages the map over the batch first (the official code) and returns one row. Frames
     (``T > 1``, video) are averaged in power, one spectrum per sample, as for the latent spectrum. No host sync:
@@ -106,8 +107,8 @@ def token_map_spectrum(token_map: torch.Tensor, settings: SegaSettings, per_samp
     """
     if token_map.dim() != 4:
         raise ValueError(f"Expected a (B, T, rows, cols) token map, got shape {tuple(token_map.shape)}.")
-    dtype = torch.float64 if token_map.dtype == torch.float64 else torch.float32
-    raw = token_map.to(dtype)
+    device = token_map.device if device is None else device
+    raw = token_map.to(fft_dtype(token_map))
     if not per_sample:
         raw = raw.mean(dim=0, keepdim=True)
     finite = torch.isfinite(raw).flatten(1).all(dim=1)
@@ -116,29 +117,28 @@ def token_map_spectrum(token_map: torch.Tensor, settings: SegaSettings, per_samp
     varies = centred.abs().flatten(1).amax(dim=1) > CONSTANT_TOLERANCE * mean_map.abs().flatten(1).amax(dim=1)
 
     rows, cols = centred.shape[-2:]
-    device = centred.device
     profiles = []
     for dim, length in ((-2, rows), (-1, cols)):
         spectrum = torch.fft.fft(centred, dim=dim)
         power = spectrum.real.square() + spectrum.imag.square()
         line = power.mean(dim=-1 if dim == -2 else -2).narrow(-1, 0, length // 2 + 1).mean(dim=1)  # (B, half)
         n_bins = axis_bin_count(length)
-        profiles.append(_bin_means(line, _axis_bins(length, n_bins, device), n_bins))
+        profiles.append(_bin_means(line, _axis_bins(length, n_bins, centred.device), n_bins))
     spectrum2d = torch.fft.fftshift(torch.fft.fft2(centred), dim=(-2, -1))
     power2d = (spectrum2d.real.square() + spectrum2d.imag.square()).mean(dim=1).flatten(1)  # (B, rows * cols)
     n_rings = radial_bin_count(rows, cols)
-    radial = _bin_means(power2d, _radial_bins(rows, cols, n_rings, device), n_rings)
+    radial = _bin_means(power2d, _radial_bins(rows, cols, n_rings, centred.device), n_rings)
 
     axis_h, axis_w = profiles
     valid = finite & varies & torch.cat([axis_h, axis_w, radial], dim=1).isfinite().all(dim=1)
     keep = valid[:, None]
-    small = small_dtype(device)
-    axis_h = torch.where(keep, axis_h, torch.zeros_like(axis_h)).to(small)
-    axis_w = torch.where(keep, axis_w, torch.zeros_like(axis_w)).to(small)
+    axis_h = torch.where(keep, axis_h, torch.zeros_like(axis_h)).to(device=device, dtype=torch.float64)
+    axis_w = torch.where(keep, axis_w, torch.zeros_like(axis_w)).to(device=device, dtype=torch.float64)
     radial = torch.where(keep, radial, torch.zeros_like(radial))
-    spread = spectral_spread(radial, settings).to(small)  # every ring counts, empty ones at the floor
+    spread = spectral_spread(radial, settings).to(device=device, dtype=torch.float64)  # every ring, empty ones too
+    valid = valid.to(device)
     spread = torch.where(valid, spread, torch.full_like(spread, settings.spread_min))
     return LatentSpectrum(axis_h=axis_h, axis_w=axis_w,
                           band_h=_nominal_centres(rows, axis_h.shape[-1], device),
                           band_w=_nominal_centres(cols, axis_w.shape[-1], device),
-                          radial=radial.to(small), spread=spread, valid=valid)
+                          radial=radial.to(device=device, dtype=torch.float64), spread=spread, valid=valid)

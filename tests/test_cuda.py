@@ -13,6 +13,8 @@ the reason (conftest.py).
 * HRDiT's HAP kernel on CUDA: the compiled FlexAttention on the kept entries (CPU twin: test_hrdit_math.py); at
   FLUX.1's 2048² and 4096² attention with and without triton, peak memory bounded (tests/hap_flux_shapes.py); its
   block mask built on the GPU equals create_block_mask there (test_hap_block_mask.py).
+* The host's check saying "no float64" for the GPU (as on MPS / XPU / DirectML): schedules on the CPU, the table on
+  the device, the float64-on-device run's table (CPU twin: the cpu case; every node: test_no_float64.py).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import tiny_models
 import torch
 from capture import capture
 from hap_flux_shapes import check_hap_at_flux_shape
+from no_float64 import host_says_no_float64
 from patching import _pack, dype
 from test_hap_block_mask import check_block_mask_on
 from test_hrdit_math import _kernel_error as hap_kernel_error
@@ -76,6 +79,25 @@ def test_tables_and_schedules_on_the_device(device, family, dtype, monkeypatch):
             tiny_models.sample(clone, family, tokens=GRID, steps=1, cfg=3.0, negative=negative)
         # SEGA's FFT is float32 (cuFFT vs pocketfft): temperatures agree to ~1e-6; a wrong schedule is off by >1e-2
         torch.testing.assert_close(calls[0].tables[0][1].cpu(), cpu_calls[0].tables[0][1], rtol=0, atol=1e-4)
+
+
+@pytest.mark.parametrize("device", ["cpu", cuda("cuda", name="cuda")])
+def test_a_device_without_float64_gets_its_schedules_from_the_cpu(device, monkeypatch):
+    wrappers = _pack("nodes.rope_patch.wrappers")
+    real_scope, scopes = wrappers.build_call_scope, []
+    monkeypatch.setattr(wrappers, "build_call_scope", lambda *a, **k: scopes.append(real_scope(*a, **k)) or scopes[-1])
+    model, negative = tiny_models.build("flux", 0, device=device), tiny_models.flux_cond(7, 2)
+    runs = []
+    for forced in (False, True):
+        if forced:
+            host_says_no_float64(monkeypatch)
+        with capture(sega(dype(model))) as (clone, calls):
+            tiny_models.sample(clone, "flux", tokens=GRID, steps=1, cfg=3.0, negative=negative)
+        runs.append(calls[0].tables[0][1])
+    assert runs[1].device.type == device and runs[1].dtype == torch.float32
+    assert all(axis.freqs.device.type == "cpu" for axis in scopes[-1].axes)
+    # SEGA's float32 FFT runs on the device in both runs; its bands and the tables in float64, on the device or the CPU
+    torch.testing.assert_close(runs[1], runs[0], rtol=0, atol=1e-6)
 
 
 def _formula(rope, ours, scope, ids: torch.Tensor) -> torch.Tensor:

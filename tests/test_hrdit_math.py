@@ -18,6 +18,7 @@ masks = importlib.import_module(f"{PACK_NAME}.nodes.hap.masks")
 kernel = importlib.import_module(f"{PACK_NAME}.nodes.hap.kernel")
 scope_plan = importlib.import_module(f"{PACK_NAME}.nodes.hap.scope_plan")
 
+CPU = torch.device("cpu")  # where these float64 bundles are made (the pack hands its rule's device)
 SMALL = [(37, 111), (111, 37), (7, 13), (1, 5), (13, 1), (60, 20)]  # odd sizes and 3:1
 BUNDLE_CASES = ([(grid, g) for grid in SMALL for g in (80, 17, 5, 2)]
                 + [((256, 256), 80), ((128, 128), 80), ((64, 64), 80), ((192, 64), 80), ((100, 300), 17)])
@@ -31,7 +32,7 @@ def _with_text(img_ids: torch.Tensor, text: int) -> torch.Tensor:
 def test_bundled_ids_match_the_official_variants(grid, group_num):
     img_ids = ref.image_ids(*grid)
     expected = ref.bundle_id_variants(img_ids, group_num)
-    ours = spa.bundled_ids(_with_text(img_ids, 7)[None], (1, 2), grid, group_num)
+    ours = spa.bundled_ids(_with_text(img_ids, 7)[None], (1, 2), grid, group_num, CPU)
     assert len(ours) == len(expected) == spa.variant_count(*grid, group_num)
     for mine, theirs in zip(ours, expected, strict=True):
         assert torch.equal(mine[0, 7:], theirs)
@@ -45,7 +46,7 @@ def test_variant_counts_at_the_official_sizes():
     assert (spa.bundle_size(128, 80), spa.variant_count(128, 128, 80)) == (2, 3)
     assert spa.variant_count(64, 64, 80) == 1
     ids = ref.image_ids(64, 64)
-    assert torch.equal(spa.bundled_ids(ids[None], (1, 2), (64, 64), 80)[0][0], ids)
+    assert torch.equal(spa.bundled_ids(ids[None], (1, 2), (64, 64), 80, CPU)[0][0], ids)
     assert spa.variant_boundaries(4, 4) == [(4, 4), (1, 4), (2, 4), (3, 4), (4, 1), (4, 2), (4, 3)]
     assert spa.variant_count(192, 64, 80) == 3  # 3:1: rows in bundles of 3 (3 variants), columns of 1 (none)
     with pytest.raises(ValueError, match="group_num"):
@@ -133,7 +134,7 @@ def test_the_bundle_check_catches_a_wrong_phi(name, monkeypatch):
     monkeypatch.setattr(spa, "bundle_positions", lambda x, n1, s: MUTANTS[name](x.double(), n1, s))
     img_ids = ref.image_ids(37, 111)
     expected = ref.bundle_id_variants(img_ids, 17)
-    ours = spa.bundled_ids(img_ids[None], (1, 2), (37, 111), 17)
+    ours = spa.bundled_ids(img_ids[None], (1, 2), (37, 111), 17, CPU)
     assert any(not torch.equal(a[0], b) for a, b in zip(ours, expected, strict=True))
 
 
@@ -142,7 +143,7 @@ def test_the_variant_check_catches_a_wrong_order(monkeypatch):
     expected = ref.bundle_id_variants(img_ids, 80)
     monkeypatch.setattr(spa, "variant_boundaries", lambda r, c: [(r, c)] + [(r, m) for m in range(1, c)]
                         + [(n, c) for n in range(1, r)])  # the official order with rows and columns swapped
-    ours = spa.bundled_ids(img_ids[None], (1, 2), (200, 100), 80)
+    ours = spa.bundled_ids(img_ids[None], (1, 2), (200, 100), 80, CPU)
     assert any(not torch.equal(a[0], b) for a, b in zip(ours, expected, strict=True))
 
 

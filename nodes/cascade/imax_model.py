@@ -23,6 +23,7 @@ from ...rope.imax_stage import clip_tokens, duplicated_text_ids, imax_frequencie
 from ...spectral.imax import text_copies
 from ..families import FamilyAdapter, UnsupportedModelError
 from ..rope_patch.config import read_config
+from ..rope_patch.devices import math_device
 from ..rope_patch.scopes import AxisSchedule
 from ..rope_patch.tables import embed_ids
 from .families import FLUX1_FAMILIES, trained_grid
@@ -85,12 +86,13 @@ class ImaxStageEmbedder(torch.nn.Module):
         trained_tokens = self.trained[0] * self.trained[1]
         m = proportional_temperature(int(ids.shape[1]), trained_attention_tokens(trained_tokens)) \
             if self.proportional else 1.0
+        device = math_device(ids.device)  # the pack's float64 rule: the CPU where the ids' device has none
         axes = []
         for column, dim in enumerate(self.axes_dim):
-            freqs = imax_frequencies(dim, self.theta, self.factor, tokens, trained_tokens, device=ids.device)[None]
+            freqs = imax_frequencies(dim, self.theta, self.factor, tokens, trained_tokens, device=device)[None]
             temperature = None if m == 1.0 else torch.full_like(freqs, m)
             axes.append(AxisSchedule(column=column, freqs=freqs, temperature=temperature))
-        return embed_ids(ids, self.axes_dim, self.theta, tuple(axes), self.pe_unsqueeze_dim)
+        return embed_ids(ids, self.axes_dim, self.theta, tuple(axes), self.pe_unsqueeze_dim, device)
 
 
 def _stage_call_wrapper(adapter: FamilyAdapter, trained: tuple[float, float], duplicate: bool):

@@ -53,7 +53,7 @@ class CosmosRopeEmbedder(ExtrapolatingRopeEmbedder):
         if axes is None:
             rows = max(axis.temperature.shape[0] for axis in scope.axes if axis.temperature is not None)
             raise per_image_temperatures_error(scope.family, rows)
-        ours = embed_ids(ids, self.axes_dim, self.theta, axes, 1, scope.device)[0, 0]  # (L, pairs, 2, 2)
+        ours = embed_ids(ids, self.axes_dim, self.theta, axes, 1, scope.math_device)[0, 0]  # (L, pairs, 2, 2)
         return keep_model_columns(table, ours.to(table.dtype), self.axes_dim, [axis.column for axis in axes], 1)
 
 

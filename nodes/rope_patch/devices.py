@@ -1,4 +1,15 @@
-"""Where the float64 math of schedules and tables runs: the latent's device, unless the host says it has no float64."""
+"""The pack's one float64 rule: where every float64 tensor of rope/, spectral/ and nodes/ is made.
+
+The latent's device, unless the host says that device has no float64; then the CPU, as the host's own ``rope()``
+does. ComfyUI 0.30.0 (upstream 14b05228): ``comfy/model_management.py`` ``supports_fp64(device)`` is False on MPS,
+Intel XPU, DirectML and Iluvatar (ixuca), and ``comfy/ldm/flux/math.py`` ``rope()`` then builds its float64 table on
+the CPU; 0.3.75's ``rope()`` tests ``is_device_mps(device) or is_intel_xpu() or is_directml_enabled()`` for the same.
+MPS raises on a float64 tensor; the others lack or emulate it.
+
+rope/ and spectral/ never import ComfyUI: the nodes ask here and hand the answer down as their ``device`` argument
+(a ``CallScope`` keeps it as ``math_device``). tests/test_float64_sites.py checks every float64 of the pack names
+it, tests/test_no_float64.py runs every node and cascade with the host's check saying "no float64".
+"""
 
 from __future__ import annotations
 
@@ -6,11 +17,8 @@ import torch
 
 
 def math_device(device: torch.device) -> torch.device:
-    """Where schedules and tables are built: ``device``, or the CPU where the host says it has no float64.
-
-    Follows the host's own test, as its ``rope()`` does: ``supports_fp64`` on newer hosts (MPS, Intel XPU,
-    DirectML, Iluvatar), the MPS/XPU/DirectML checks of ``flux/math.py`` on 0.3.75.
-    """
+    """Where float64 for tensors on ``device`` is made: ``device``, or the CPU where the host says it has no float64
+    (its ``supports_fp64``; on 0.3.75, the MPS / Intel XPU / DirectML checks of its ``flux/math.py``)."""
     import comfy.model_management as mm
 
     supports_fp64 = getattr(mm, "supports_fp64", None)

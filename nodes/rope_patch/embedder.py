@@ -50,9 +50,9 @@ class ExtrapolatingRopeEmbedder(torch.nn.Module):
         """The call's table for (B, N, columns) ids in the family's layout, as many rows as the model takes."""
         ids, axes = table_rows(ids, scope)
         if torch.compiler.is_compiling():  # dynamo would drop the label anyway, with a warning per compile
-            return embed_ids(ids, self.axes_dim, float(self.theta), axes, scope.pe_unsqueeze_dim, scope.device)
+            return embed_ids(ids, self.axes_dim, float(self.theta), axes, scope.pe_unsqueeze_dim, scope.math_device)
         with torch.profiler.record_function(LABEL_TABLE):
-            return embed_ids(ids, self.axes_dim, float(self.theta), axes, scope.pe_unsqueeze_dim, scope.device)
+            return embed_ids(ids, self.axes_dim, float(self.theta), axes, scope.pe_unsqueeze_dim, scope.math_device)
 
     def spa_table(self, ids: torch.Tensor) -> torch.Tensor:
         """SPA's table for bundled ``ids`` (spa.py): the model's own frequencies on every column, with this call's
@@ -62,9 +62,10 @@ class ExtrapolatingRopeEmbedder(torch.nn.Module):
             return self.original(ids)
         ids, axes = table_rows(ids, scope)
         theta = float(self.theta)
-        plain = tuple(AxisSchedule(axis.column, plain_frequencies(self.axes_dim[axis.column], theta, scope.device)[None],
+        plain = tuple(AxisSchedule(axis.column,
+                                   plain_frequencies(self.axes_dim[axis.column], theta, scope.math_device)[None],
                                    axis.temperature) for axis in axes)
-        return embed_ids(ids, self.axes_dim, theta, plain, scope.pe_unsqueeze_dim, scope.device)
+        return embed_ids(ids, self.axes_dim, theta, plain, scope.pe_unsqueeze_dim, scope.math_device)
 
 
 def describe_module(module: object) -> str:

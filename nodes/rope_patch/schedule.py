@@ -11,7 +11,7 @@ from .axis_plan import AxisPlan, axis_rules, plan_call
 from .config import LABEL_SCHEDULE, PatchConfig
 from .devices import math_device
 from .scopes import AxisSchedule, CallScope, StepScope, current_run
-from .spectrum import call_spectrum, on_device
+from .spectrum import call_spectrum
 
 
 def build_call_scope(
@@ -43,7 +43,7 @@ def _call_scope(config: PatchConfig, adapter: FamilyAdapter, embedder: torch.nn.
                 sigma: torch.Tensor, step: StepScope | None, base_model,
                 plans: tuple[AxisPlan, ...]) -> CallScope:
     device = math_device(x.device)
-    scope = dict(embedder=embedder, pe_unsqueeze_dim=adapter.pe_unsqueeze_dim, device=device, batch=x.shape[0],
+    scope = dict(embedder=embedder, pe_unsqueeze_dim=adapter.pe_unsqueeze_dim, math_device=device, batch=x.shape[0],
                  table_batch=adapter.table_batch, family=adapter.display_name)
     samples = None if step is None else step.x_in.shape[0]
     if samples is None or step.x_in.shape[1:] != x.shape[1:] or x.shape[0] % samples or sigma.numel() != x.shape[0]:
@@ -73,8 +73,6 @@ def _axis_schedules(config: PatchConfig, adapter: FamilyAdapter, embedder: torch
         run = current_run(step)
         if run is not None:
             run.fallback_flags.append(~spectrum.valid)
-        if device != x.device:
-            spectrum = on_device(spectrum, device)
 
     rules = axis_rules(config, plans, embedder.axes_dim, theta, t, spectrum, device)
     return tuple(AxisSchedule(plan.column, freqs, temperature)

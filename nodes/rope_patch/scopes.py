@@ -89,7 +89,7 @@ class CallScope:
     embedder: torch.nn.Module  # the replacement module this call's model holds (guards against foreign calls)
     axes: tuple[AxisSchedule, ...]
     pe_unsqueeze_dim: int = 1  # the family's pe layout (FamilyAdapter.pe_unsqueeze_dim)
-    device: torch.device | None = None  # where tables are computed (devices.math_device of the latent's device)
+    math_device: torch.device | None = None  # where the call's float64 is made (devices.math_device of the latent's)
     batch: int = 1  # rows of the call's latent: tables have at least these rows (axes may have fewer: build_call_scope)
     table_batch: str = PER_SAMPLE  # FamilyAdapter.table_batch: one table per sample, one per batch, or either
     family: str = ""  # the family's display name, for the errors a table can raise

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ...rope.spa import bundled_ids
+from .devices import math_device
 from .scopes import ThreadSlot
 
 logger = logging.getLogger(__name__)
@@ -138,8 +139,10 @@ class SpaEmbedder(torch.nn.Module):
         call = ATTENTION.get()
         if call is None or not call.spa_on:
             return table
-        # bundle ids are small whole numbers (at most group_num), exact in the ids' own dtype
-        variants = [self.variant_table(v.to(ids.dtype))
-                    for v in bundled_ids(ids, self.spatial_columns, call.grid, call.plan.spa.group_num)]
+        # bundled in float64 where the pack's rule says, then back: small whole numbers (at most group_num), exact
+        # in the ids' own dtype
+        device = math_device(ids.device)
+        variants = [self.variant_table(v.to(device=ids.device, dtype=ids.dtype))
+                    for v in bundled_ids(ids, self.spatial_columns, call.grid, call.plan.spa.group_num, device)]
         call.tables = (table, variants)
         return identity_like(table)

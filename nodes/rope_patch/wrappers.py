@@ -49,7 +49,8 @@ def outer_sample_wrapper(executor, *args, **kwargs):
 
 
 def _report_run(run: RunScope) -> None:
-    """Read SEGA's fallback flags in one host transfer: the only blocking host read of a run."""
+    """Read SEGA's fallback flags in one host transfer: the only blocking host read of a run on a device with
+    float64 (without, the schedules and tables are built on the CPU: docs/ARCHITECTURE.md)."""
     if not run.fallback_flags:
         return
     device = run.fallback_flags[0].device
