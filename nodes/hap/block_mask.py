@@ -11,11 +11,12 @@ tile are counted at the level of classes,
 
 occupancy[tile, class] the tokens of that class in the tile, class_mask the mask between classes. A tile is full
 when it keeps all 128² entries, partial when it keeps some, empty else; tokens past the sequence count as dropped,
-as ``create_block_mask`` pads its mask with False (an edge tile is never full). The counts are integers up to
-16384, exact in float64. The BlockMask is then made as ``create_block_mask`` makes it (its ``_dense_to_ordered``,
-then ``BlockMask.from_kv_blocks``): the identical BlockMask (tests/test_hap_block_mask.py compares every tensor
-with eager ``create_block_mask``; the bench with the compiled one), without a compiler, in memory that grows with
-the classes² (tokens² / 4096) and tiles², never with tokens².
+as ``create_block_mask`` pads its mask with False (an edge tile is never full). The counts are whole numbers up
+to 16384, exact in float32 (every factor of a product is a whole number up to 128, so TF32 matmuls are exact too;
+and no float64, which some devices lack). The BlockMask is then made as ``create_block_mask`` makes it (its
+``_dense_to_ordered``, then ``BlockMask.from_kv_blocks``): the identical BlockMask (tests/test_hap_block_mask.py
+compares every tensor with eager ``create_block_mask``; the bench with the compiled one), without a compiler, in
+memory that grows with the classes² (tokens² / 4096) and tiles², never with tokens².
 
 Where every head has the same half-width (the shipped plan) the mask has one head, which FlexAttention broadcasts
 over the query's heads: ``create_block_mask`` with H=1, the same blocks as every head of the official H=24 mask.
@@ -42,7 +43,7 @@ def mask_mod_of(text: int, half: tuple[int, ...], anchor: int, device: torch.dev
 
 
 def occupancy(tokens: int, text: int, device: torch.device) -> torch.Tensor:
-    """(tiles, 1 + image blocks) float64: how many tokens of each class (the text, then each image block) each
+    """(tiles, 1 + image blocks) float32: how many tokens of each class (the text, then each image block) each
     tile of 128 tokens holds."""
     blocks = -(-(tokens - text) // BLOCK)
     edges = torch.clamp(text + BLOCK * torch.arange(blocks + 1, device=device), max=tokens)
@@ -51,13 +52,13 @@ def occupancy(tokens: int, text: int, device: torch.device) -> torch.Tensor:
     tile_start = TILE * torch.arange(-(-tokens // TILE), device=device)[:, None]
     tile_end = torch.clamp(tile_start + TILE, max=tokens)
     overlap = torch.minimum(tile_end, ends[None]) - torch.maximum(tile_start, starts[None])
-    return overlap.clamp(min=0).to(torch.float64)
+    return overlap.clamp(min=0).to(torch.float32)
 
 
 def class_mask(blocks: int, half: int, anchor: int, device: torch.device) -> torch.Tensor:
-    """(1 + blocks)² float64: 1 where a query of one class keeps the keys of another (the text first)."""
+    """(1 + blocks)² float32: 1 where a query of one class keeps the keys of another (the text first)."""
     index = torch.arange(blocks, device=device)
-    out = torch.ones(blocks + 1, blocks + 1, dtype=torch.float64, device=device)
+    out = torch.ones(blocks + 1, blocks + 1, dtype=torch.float32, device=device)
     near = (index[:, None] - index[None, :]).abs() <= half
     out[1:, 1:] = near | (torch.remainder(index, stride_of(anchor)) == 0)[None]  # the mask_mod of two blocks
     return out
