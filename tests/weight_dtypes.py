@@ -22,10 +22,11 @@ from dataclasses import dataclass
 import tiny_models
 import torch
 
-#: ``_randomize`` draws every parameter ~N(0, 0.05), the q / k RMSNorm scales too, so q·k/sqrt(d) is ~1e-5 and the
-#: attention uniform: the tiny models' output then hardly depends on the rotary table (a float32 FLUX run with a
-#: table built from bf16 angles moved by 3e-7 relative). With the scales at 3 the logits spread (unit-RMS q and k)
-#: is ~9, DyPE moves the FLUX output by 20 % relative and the bf16-angle table by 8e-4: the comparison sees the table.
+#: ``_randomize`` draws every parameter ~N(0, 0.05), the q / k RMSNorm scales too, so q·k/sqrt(d) spreads ~3e-3 and
+#: the attention is uniform: the tiny models' output then hardly depends on the rotary table (a float32 FLUX run at
+#: 16 x 16 tokens with a table built from bf16 angles moved by 3e-7 relative). With the scales at 3 the logits
+#: spread ~9 (unit-RMS q and k), DyPE moves the FLUX output by 20 % relative and the bf16-angle table by 8e-4
+#: (12 x 12 tokens): the comparison sees the table.
 QK_NORM_SCALE = 3.0
 _QK_NORMS = ("query_norm", "key_norm", "norm_q", "norm_k", "norm_added_q", "norm_added_k")
 
