@@ -16,6 +16,7 @@ from contextvars import ContextVar
 
 from ..families import FamilyAdapter, UnsupportedModelError
 from ..families.base import COSMOS_ROPE
+from .reload import add_reload
 from .spa import ATTENTION, ATTENTION_KEY, RUN_STEP_KEY, AttentionCall, AttentionPlan, SpaEmbedder
 from .spa_attention import chained_override, host_can_override_attention
 from .stage_step import stage_step
@@ -96,6 +97,7 @@ def attention_clone(model, adapter: FamilyAdapter, plan: AttentionPlan, what: st
                        "pruned attention and does not call it.", what, getattr(previous, "__qualname__", previous))
     options[OVERRIDE_KEY] = chained_override(previous)
     options[ATTENTION_KEY] = plan
+    add_reload(clone)  # outside the AttentionCall: a call made again opens it again
     for kind, wrapper in ((ext.WrappersMP.OUTER_SAMPLE, run_wrapper), (ext.WrappersMP.CALC_COND_BATCH, step_wrapper),
                           (ext.WrappersMP.APPLY_MODEL, attention_wrapper)):
         if not clone.get_wrappers(kind, ATTENTION_KEY):
