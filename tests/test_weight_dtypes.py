@@ -87,10 +87,15 @@ def stock_table_dtypes(family: str, case: wd.WeightDtype) -> set:
 @pytest.mark.parametrize("case", wd.CASES, ids=lambda c: c.name)
 @pytest.mark.parametrize("family", FAMILIES)
 def test_stock_tables_reach_the_blocks_in_the_hosts_dtype(family, case):
-    """The facts the matrix compares with: FLUX's blocks take a float32 table, Qwen-Image's the compute dtype."""
+    """The facts the matrix compares with: FLUX's blocks take a float32 table, Qwen-Image's the compute dtype; and
+    the model is built as ComfyUI builds it: weights stored in the dtype, comfy's manual_cast layers where the
+    compute dtype differs (comfy.ops.pick_operations)."""
     want = torch.float32 if family == "flux" else case.compute_dtype
     assert stock_table_dtypes(family, case) == {want}
-    assert models(family, case)[0].model.diffusion_model.img_in.weight.dtype == case.stored
+    model = models(family, case)[0].model
+    assert model.diffusion_model.img_in.weight.dtype == case.stored and model.manual_cast_dtype == case.compute
+    layers = "manual_cast.Linear" if case.compute else "disable_weight_init.Linear"
+    assert type(model.diffusion_model.img_in).__qualname__ == layers
 
 
 @pytest.mark.parametrize("method", METHODS)
