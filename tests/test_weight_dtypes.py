@@ -4,9 +4,9 @@ finite, the rotary table the first block receives in stock's dtype (FLUX: float3
 float32; Qwen-Image: the host casts the table to the latent's dtype itself, ``comfy/ldm/qwen_image/model.py``
 ``self.pe_embedder(ids).to(x.dtype)``, 0.3.75 line 422, 0.30.0 line 521, stock and patched alike: of the supported
 families' embedder calls on both hosts only Qwen-Image's and its ControlNets' cast the table; Anima's rotation casts
-its cos / sin to the activations' dtype, 0.30.0 ``comfy/ldm/anima/model.py`` line 39), and the output within the dtype's tolerance
-of the float32 run of the same stored weights. The mutants at the end show the
-tolerances can fail: a table handed over in bf16, or rounded to float8."""
+its cos / sin to the activations' dtype, 0.30.0 ``comfy/ldm/anima/model.py`` line 39), and the output within the
+dtype's tolerance of the float32 run of the same stored weights. The mutants at the end show the tolerances can
+fail: a table handed over in bf16, or rounded to float8."""
 
 from __future__ import annotations
 
