@@ -149,3 +149,15 @@ def test_without_the_reload_the_same_hooks_change_the_result_or_stop_the_run(flu
     assert not torch.equal(one_pass(hooked(model, "dype", "diffusion_model", 3, "flux")[0], "flux"), clean)
     with pytest.raises(_pack("nodes.rope_patch.errors").ModelUnloadedError, match="it was unloaded"):
         one_pass(hooked(model, "dype", "diffusion_model", 1, "flux")[0], "flux")
+
+
+def test_fp8_weights_freed_mid_run_equal_the_clean_run():
+    """fp8 weights cast to bf16 at use (tests/weight_dtypes.py): unloading and loading again moves the stored fp8
+    weights, and every call casts them afresh, so the result is bit-identical too."""
+    import weight_dtypes as wd
+
+    model = wd.build("flux", wd.BY_NAME["fp8-bf16"])
+    clean = one_pass(dype(model), "flux")
+    for where in HOOKS:
+        sampled, unload = hooked(model, "dype", where, 2, "flux")
+        assert torch.equal(one_pass(sampled, "flux"), clean) and unload.calls >= 3
