@@ -3,22 +3,31 @@ Written from reading nunchaku-tech/ComfyUI-nunchaku @dbfd194 (``wrappers/flux.py
 ``nodes/models/flux.py``: NunchakuFluxDiTLoader puts it on ComfyUI's ``model_base.Flux``) and nunchaku-tech/nunchaku
 @3a3cc3d (``nunchaku/models/transformers/transformer_flux.py``: NunchakuFluxTransformer2dModel, its EmbedND and
 NunchakuFluxTransformerBlocks; ``nunchaku/models/embeddings.py``: NunchakuFluxPosEmbed, pack_rotemb;
-``nunchaku/utils.py``: pad_tensor). Never run against the real thing.
+``nunchaku/utils.py``: pad_tensor; ``src/kernels/zgemm/epilogues.cuh``: the kernel that rotates q and k). Never run
+against the real thing.
 
 Kept from upstream, because the pack depends on them:
 
 * the wrapper's call shape: ``forward(x, timestep, context, y, guidance, control, transformer_options, **kwargs)``,
-  tokens packed "b c (h ph) (w pw) -> b (h w) (c ph pw)", image ids (index, row, col) built with ``linspace`` in the
-  latent's dtype, Kontext references at index 1 with their offsets, text ids zeros; the transformer called with
-  keywords and its ``.sample`` cut to the image tokens;
+  tokens packed "b c (h ph) (w pw) -> b (h w) (c ph pw)", image and text ids built in the latent's dtype
+  (``wrappers/flux.py`` lines 112-118, 200: bf16 as nunchaku runs, the loader setting ComfyUI's inference dtype to
+  bf16, ``nodes/models/flux.py`` line 296), Kontext references at index 1 with their offsets, text ids zeros; the
+  transformer called with keywords and its ``.sample`` cut to the image tokens;
 * the transformer: ``ids = cat(txt_ids[0], img_ids[0])`` (2-D), ``pos_embed(ids)`` with nunchaku's EmbedND
   (class name, module and layout: ids[None] as with diffusers >= 0.31, per axis [sin, cos] of pos · theta^(-2k/dim)
-  in float64, (1, 1, N, pairs, 1, 2) float32), the blocks' asserts (a table of batch 1 for every sample), the text,
-  image and joint tables padded to 256 tokens and packed with ``pack_rotemb``;
+  in float64, (1, 1, N, pairs, 1, 2) float32, ``transformer_flux.py`` lines 343-378), the blocks' asserts (lines
+  169-172: a table of batch 1 for every sample), the text, image and joint tables padded to 256 tokens and packed
+  with ``pack_rotemb`` and its asserts (lines 74-80: a float32 table, whatever the blocks compute in; the table is
+  moved to the device only, line 155, its cast to the blocks' dtype commented out, lines 175-177);
+* what the kernel reads: per pair a float32 [sin, cos] (``epilogues.cuh`` line 276: the packed table is float4;
+  lines 386-395: ``rope(x, y, sincos.x, sincos.y)`` with x·cos − y·sin, x·sin + y·cos);
 * instead of the CUDA kernels, dense attention: the packed tables are unpacked (``unpack_rotemb``, the inverse
   permutation) and turned into ComfyUI's [[cos, -sin], [sin, cos]] layout for the blocks of a ComfyUI Flux model
   (its img_in as ``x_embedder``, time, guidance and vector embeddings, double and single blocks, final layer), so a
   stand-in built on a tiny ComfyUI Flux computes what that Flux computes, its table read through nunchaku's layout.
+  That Flux is built in the stand-in's dtype: bf16 is the loader's (ComfyUI's dtype and nunchaku's blocks alike);
+  for fp16 (the loader's "float16" data type) ComfyUI's dtype is fp16 here too, where the loader keeps bf16 and
+  nunchaku's blocks cast to fp16 (lines 152-154): the ids are then fp16 instead of bf16, the table still float32.
 """
 
 from __future__ import annotations
@@ -62,9 +71,13 @@ def pad_tensor(tensor: torch.Tensor, multiples: int, dim: int) -> torch.Tensor:
 
 
 def pack_rotemb(rotemb: torch.Tensor) -> torch.Tensor:
-    """(B, M, D/2, 1, 2) -> (B, M, D): 16x8 tiles in the MMA accumulator order."""
+    """(B, M, D/2, 1, 2) -> (B, M, D): 16x8 tiles in the MMA accumulator order, with nunchaku's asserts
+    (``transformer_flux.py`` lines 74-80, ``embeddings.py`` lines 120-126): a bf16 or fp16 table stops the run."""
+    assert rotemb.dtype == torch.float32
     b, m, d = rotemb.shape[0], rotemb.shape[1], rotemb.shape[2] * 2
-    assert rotemb.dtype == torch.float32 and m % 16 == 0 and d % 8 == 0
+    assert rotemb.shape == (b, m, d // 2, 1, 2)
+    assert m % 16 == 0
+    assert d % 8 == 0
     tiles = rotemb.reshape(b, m // 16, 16, d // 8, 8).permute(0, 1, 3, 2, 4)
     tiles = tiles.reshape(*tiles.shape[:3], 2, 8, 4, 2).permute(0, 1, 2, 4, 5, 3, 6)
     return tiles.contiguous().view(b, m, d)
@@ -78,7 +91,8 @@ def unpack_rotemb(packed: torch.Tensor) -> torch.Tensor:
 
 
 def comfy_table(rotemb: torch.Tensor) -> torch.Tensor:
-    """(1, N, pairs, 1, 2) [sin, cos] -> ComfyUI's (1, 1, N, pairs, 2, 2) [[cos, -sin], [sin, cos]]."""
+    """(1, N, pairs, 1, 2) [sin, cos] -> ComfyUI's (1, 1, N, pairs, 2, 2) [[cos, -sin], [sin, cos]]: the kernel's
+    reading, sin first (``epilogues.cuh`` lines 386-395), in float32 as it reads them (line 276)."""
     sin, cos = rotemb[..., 0, 0], rotemb[..., 0, 1]
     return torch.stack((cos, -sin, sin, cos), dim=-1).unflatten(-1, (2, 2)).unsqueeze(1)
 
@@ -176,11 +190,11 @@ class ComfyFluxWrapper(torch.nn.Module):
         return out[:, :, :h_orig, :w_orig]
 
 
-def build(seed: int = 0):
-    """(Nunchaku FLUX stand-in, the tiny ComfyUI Flux whose layers it runs): ComfyUI's model_base.Flux with its
-    diffusion model replaced by the wrapper, as NunchakuFluxDiTLoader does."""
-    flux = tiny_models.build_flux(seed)
-    nunchaku = tiny_models.build_flux(seed)
+def build(seed: int = 0, dtype: torch.dtype = torch.float32):
+    """(Nunchaku FLUX stand-in, the tiny ComfyUI Flux whose layers it runs), both in ``dtype``: ComfyUI's
+    model_base.Flux with its diffusion model replaced by the wrapper, as NunchakuFluxDiTLoader does."""
+    flux = tiny_models.build_flux(seed, dtype=dtype)
+    nunchaku = tiny_models.build_flux(seed, dtype=dtype)
     core = nunchaku.model.diffusion_model
     nunchaku.model.diffusion_model = ComfyFluxWrapper(NunchakuFluxTransformer2dModel(core),
                                                       {"patch_size": 2, "guidance_embed": True})

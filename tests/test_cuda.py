@@ -3,7 +3,8 @@ CUDA variant's own logic is tested wherever the suite runs). The CUDA variants (
 scripts/gpu-check.sh on both hosts, with the host booted on the GPU as users run it; elsewhere they are skipped with
 the reason (conftest.py).
 
-* Sampling on the device (Flux and Qwen-Image, fp32/bf16/fp16 weights, DyPE + SEGA): tables on the device, float32,
+* Sampling on the device (Flux and Qwen-Image, fp32/bf16/fp16 weights and fp8 cast to bf16 at use, DyPE + SEGA;
+  on the CPU the whole dtype matrix: test_weight_dtypes*.py): tables on the device, float32,
   contiguous, schedules float64 on the device, the same table as the CPU's for the same first call.
 * bf16/fp16 ids straight into the embedder: the table is rope/'s formula on those ids.
 * No host sync from our per-step code: CUDA's sync debug mode is "error" inside every per-step function of ours
@@ -41,6 +42,8 @@ pytestmark = pytest.mark.usefixtures("comfy_host")
 GRID = (32, 24)  # tokens: above the tiny models' trained 8-token grid (test_embedder_tables.py)
 FAMILIES = ("flux", "qwen_image")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+#: (stored, compute) weights: DTYPES, and fp8 cast to bf16 at use as ComfyUI runs fp8 checkpoints (weight_dtypes.py)
+WEIGHTS = {**{name: (dtype, None) for name, dtype in DTYPES.items()}, "fp8-bf16": (torch.float8_e4m3fn, torch.bfloat16)}
 
 
 def cuda(*values, name: str):
@@ -49,7 +52,7 @@ def cuda(*values, name: str):
 
 
 SAMPLING_CASES = [pytest.param("cpu", f, "float32", id=f"cpu-{f}-float32") for f in FAMILIES] + [
-    cuda("cuda", f, d, name=f"cuda-{f}-{d}") for f in FAMILIES for d in DTYPES]
+    cuda("cuda", f, d, name=f"cuda-{f}-{d}") for f in FAMILIES for d in WEIGHTS]
 
 
 @pytest.mark.parametrize(("device", "family", "dtype"), SAMPLING_CASES)
@@ -64,7 +67,8 @@ def test_tables_and_schedules_on_the_device(device, family, dtype, monkeypatch):
 
     monkeypatch.setattr(wrappers, "build_call_scope", build_scope)
     fam = tiny_models.FAMILIES[family]
-    model = sega(dype(tiny_models.build(family, 0, device=device, dtype=DTYPES[dtype])))
+    stored, compute = WEIGHTS[dtype]
+    model = sega(dype(tiny_models.build(family, 0, device=device, dtype=stored, compute=compute)))
     steps, negative = 4, fam.cond(7, 2)  # as long as the positive: one CFG batch of 2 rows per step
     with capture(model) as (clone, calls):
         out = tiny_models.sample(clone, family, tokens=GRID, steps=steps, cfg=3.0, negative=negative)

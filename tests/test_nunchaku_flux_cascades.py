@@ -5,7 +5,9 @@ gives the same latents on both, bit for bit, only if the official schedule and t
 wrapper and the stage tables (HiFlow's NTK x factor, I-Max's NTK with its clip and text copies, both times the
 proportional temperature; DyPE / SEGA stages) reach nunchaku's transformer in its [sin, cos] layout through the
 adapter's one conversion (nodes/rope_patch/nunchaku_embedder.py). Every stage step's table is checked against the
-formula; what one table per batch cannot hold is refused by name."""
+formula; what one table per batch cannot hold is refused by name. The stand-in asserts a float32 table as nunchaku's
+``pack_rotemb`` does, so the cascades also run in the bf16 and fp16 nunchaku computes in (ids in the model's dtype),
+against ComfyUI's Flux in the same dtype."""
 
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ pytestmark = pytest.mark.usefixtures("comfy_host")
 LATENT = (4, 4)  # 2 x 2 tokens: HiFlow's stages at 8 x 8 and 16 x 16 latent pixels, I-Max's at 16 x 16
 EMBEDDER = "diffusion_model.model.pos_embed"
 NODES = {"hiflow": "HiFlow Cascade", "imax": "I-Max Cascade"}
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+_PARTS: dict = {}
 
 
 def settings(cascade: str, **case):
@@ -43,10 +47,19 @@ def settings(cascade: str, **case):
         swin=c.swin)
 
 
+def parts_in(dtype: str):
+    """(stand-in, ComfyUI's Flux, VAE, positive, negative) with both models in ``dtype``, once per module."""
+    if dtype not in _PARTS:
+        nunchaku, flux = standin.build(0, DTYPES[dtype])
+        _PARTS[dtype] = (nunchaku, flux, hiflow_models.flux_vae(), tiny_models.flux_cond(7, 1),
+                         tiny_models.flux_cond(5, 2))
+    return _PARTS[dtype]
+
+
 @pytest.fixture(scope="module")
 def parts(comfy_host):
-    nunchaku, flux = standin.build(0)
-    return nunchaku, flux, hiflow_models.flux_vae(), tiny_models.flux_cond(7, 1), tiny_models.flux_cond(5, 2)
+    yield parts_in("float32")
+    _PARTS.clear()
 
 
 def run(parts, model, cascade_settings, stage=None, batch: int = 1):
@@ -97,11 +110,13 @@ def test_family_schedule_and_guidance_are_flux1_devs_read_from_the_wrapper(parts
     assert not base.distilled_guidance(schnell.model) and not schedule.has_official_schedule(schnell, adapter)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("patch", ["official", "dype", "sega", "dype+sega"])
 @pytest.mark.parametrize("cascade", ["hiflow", "imax"])
-def test_cascade_gives_comfyuis_flux_latents_bit_for_bit(parts, cascade, patch):
+def test_cascade_gives_comfyuis_flux_latents_bit_for_bit(parts, cascade, patch, dtype):
     """Every pass's latent (base and stages) equal to the same cascade on ComfyUI's Flux with the same weights
-    (tolerance 0: torch.equal); the input MODEL untouched."""
+    (tolerance 0: torch.equal), in each dtype; the input MODEL untouched."""
+    parts = parts_in(dtype)
     nunchaku, flux = parts[:2]
     ours = run(parts, nunchaku, settings(cascade), stage_patch(nunchaku, patch))
     want = run(parts, flux, settings(cascade), stage_patch(flux, patch))
@@ -121,12 +136,14 @@ def test_the_stage_guidance_reaches_nunchakus_transformer(parts, cascade):
     assert not torch.equal(low.latent["samples"], high.latent["samples"])
 
 
-def test_every_hiflow_stage_steps_table_is_ntk_theta_times_the_temperature(parts):
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_every_hiflow_stage_steps_table_is_ntk_theta_times_the_temperature(parts, dtype):
     """Each stage call's pos_embed output: [sin, cos] of pos · (θ·10)^(-2k/d) (ComfyUI's EmbedND at θ·10), times
     m = (log N / log T)^(1/4), T = 64² + 512 (FLUX.1's 1024²), N the call's tokens; ComfyUI's Flux's table read
-    out, call by call."""
+    out, call by call; float32 from ids in the model's dtype."""
     import comfy.ldm.flux.layers
 
+    parts = parts_in(dtype)
     nunchaku, flux = parts[:2]
     with recording("NunchakuStageRope") as calls:
         run(parts, nunchaku, settings("hiflow"))
@@ -135,7 +152,8 @@ def test_every_hiflow_stage_steps_table_is_ntk_theta_times_the_temperature(parts
     assert len(calls) == len(flux_calls) >= 4 + 2
     plain = comfy.ldm.flux.layers.EmbedND(256, 10000 * 10.0, [16, 56, 56])
     for (ids, table), (flux_ids, flux_table) in zip(calls, flux_calls, strict=True):
-        assert ids.dim() == 2 and table.shape == (1, 1, ids.shape[0], 64, 1, 2) and table.dtype == torch.float32
+        assert ids.dim() == 2 and ids.dtype == DTYPES[dtype]
+        assert table.shape == (1, 1, ids.shape[0], 64, 1, 2) and table.dtype == torch.float32
         m = (math.log(ids.shape[0]) / math.log(64 * 64 + 512)) ** 0.25
         torch.testing.assert_close(table, nunchaku_layout(plain(ids[None]) * m), rtol=1e-6, atol=0)
         assert torch.equal(ids, flux_ids[0]) and torch.equal(table, nunchaku_layout(flux_table))
@@ -143,11 +161,13 @@ def test_every_hiflow_stage_steps_table_is_ntk_theta_times_the_temperature(parts
     assert grids == [4, 5, 8, 9]  # both stages, swin-padded and not
 
 
-def test_every_imax_stage_steps_table_has_the_text_copies_and_the_clip(parts):
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_every_imax_stage_steps_table_has_the_text_copies_and_the_clip(parts, dtype):
     """I-Max's stage model at a small trained grid (2 x 2 tokens, so the 8 x 8-token stage holds 4 x 4 prompt
     copies): every stage call's pos_embed output is the official stage transformer's table (tests/
     imax_cascade_reference.py's OfficialRope: NTK x 10 with its clip, the copies' text ids moved, the proportional
-    temperature) in nunchaku's layout, and the cascade equals ComfyUI's Flux's with the same stage model."""
+    temperature) in nunchaku's layout, float32, and the cascade equals ComfyUI's Flux's with the same stage model."""
+    parts = parts_in(dtype)
     nunchaku, flux = parts[:2]
     rule, model = _pack("nodes.cascade.families").cascade_family, _pack("nodes.cascade.imax_model")
 
@@ -166,6 +186,7 @@ def test_every_imax_stage_steps_table_has_the_text_copies_and_the_clip(parts):
         assert text % (copies[0] * copies[1]) == 0 and text > 7  # the prompt, repeated once per copy
         official = iref.OfficialRope(parts[0].get_model_object(EMBEDDER), 10.0, 2, copies,
                                      text // (copies[0] * copies[1]), grid)
+        assert ids.dtype == DTYPES[dtype] and table.dtype == torch.float32
         torch.testing.assert_close(table, nunchaku_layout(official(ids[None])), rtol=1e-5, atol=1e-6)
 
 
@@ -210,9 +231,11 @@ def test_the_imax_stage_embedder_outside_the_clones_calls_is_nunchakus_own(parts
     assert embedder is not original and torch.equal(embedder(ids), original(ids))
 
 
-def test_hrdit_refuses_spa_and_hap_by_name_and_without_them_is_flux_bit_for_bit(parts):
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_hrdit_refuses_spa_and_hap_by_name_and_without_them_is_flux_bit_for_bit(parts, dtype):
     """SPA and HAP work through ComfyUI's attention override, which nunchaku's fused attention never calls: refused
     naming Nunchaku FLUX; with both off HRDiT's cascade (HiFlow's at HRDiT's settings) equals ComfyUI's Flux."""
+    parts = parts_in(dtype)
     nunchaku, flux = parts[:2]
     c = cref.Case(stage_steps=(4, 2), cfg=2.0)
 

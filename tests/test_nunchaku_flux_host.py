@@ -1,8 +1,9 @@
 """Nunchaku FLUX on its stand-in (tests/nunchaku_flux_standin.py, written from ComfyUI-nunchaku's and nunchaku's code;
 its CUDA kernels cannot run here): the pack's per-step tables reach nunchaku's transformer in its [sin, cos] layout,
-through its packing, on a dense attention built from a tiny ComfyUI Flux's layers, so the stand-in must sample
-exactly as that Flux with the same patch does; SEGA's per-image temperatures, which its one table per batch cannot
-hold, are refused by name."""
+float32 as its ``pack_rotemb`` asserts, through its packing, on a dense attention built from a tiny ComfyUI Flux's
+layers, so the stand-in must sample exactly as that Flux with the same patch does, in float32 and in the bf16 /
+fp16 nunchaku runs in (ids in the model's dtype); SEGA's per-image temperatures, which its one table per batch
+cannot hold, are refused by name."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ pytestmark = pytest.mark.usefixtures("comfy_host")
 EMBEDDER = "diffusion_model.model.pos_embed"
 GRID = (8, 12)
 RECIPES = ["paper", "port", "refined"]
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
 def sega(model, recipe: str, base_px: float = BASE_TOKENS * 16):
@@ -52,11 +54,12 @@ def test_detected_as_nunchaku_flux_and_its_pos_embed_replaced():
     assert type(nunchaku.get_model_object(EMBEDDER)).__name__ == "EmbedND"  # the input MODEL untouched
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("recipe", [None, *RECIPES])
 @pytest.mark.parametrize("base_px", [0, 8 * 16])  # Flux.1's 1024; the 8-token grid itself
-def test_at_or_below_the_trained_size_bit_identical(recipe, base_px):
+def test_at_or_below_the_trained_size_bit_identical(recipe, base_px, dtype):
     """(c) The original pos_embed's table, so the same output as the unpatched stand-in."""
-    nunchaku, _ = standin.build(0)
+    nunchaku, _ = standin.build(0, DTYPES[dtype])
     patched = dype(nunchaku, base_px=base_px)
     if recipe is not None:
         patched = sega(patched, recipe, base_px)
@@ -64,11 +67,13 @@ def test_at_or_below_the_trained_size_bit_identical(recipe, base_px):
     assert torch.equal(sample(patched, (8, 8), steps=2, cfg=2.0), plain)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("schedule", [dict(method="yarn"), dict(method="ntk"), dict(method="pi", lambda_s=1.0)])
-def test_pos_embed_returns_each_steps_table_in_nunchakus_layout(schedule):
-    """(a) Every call's table, text and Kontext reference rows included: rope/'s for that call's sigma, as one
-    (1, 1, N, pairs, 1, 2) float32 [sin, cos] table for the batch (nunchaku's blocks assert its batch of 1)."""
-    nunchaku, _ = standin.build(0)
+def test_pos_embed_returns_each_steps_table_in_nunchakus_layout(schedule, dtype):
+    """(a) Every call's table, text and Kontext reference rows included: rope/'s for that call's sigma and ids (in
+    the model's dtype, as the wrapper builds them), as one (1, 1, N, pairs, 1, 2) float32 [sin, cos] table for the
+    batch (nunchaku's blocks assert its batch of 1, its pack_rotemb float32)."""
+    nunchaku, _ = standin.build(0, DTYPES[dtype])
     refs = [torch.randn(1, 16, 10, 6, generator=torch.Generator().manual_seed(4))]
     positive = tiny_models.flux_cond(7, 1, reference_latents=refs)
     with capture(dype(nunchaku, **schedule), EMBEDDER) as (patched, calls):
@@ -78,19 +83,22 @@ def test_pos_embed_returns_each_steps_table_in_nunchakus_layout(schedule):
     fam = tiny_models.FAMILIES["flux"]
     for call in calls:
         (ids, table), = call.tables
-        assert ids.dim() == 2 and table.dtype == torch.float32 and table.shape == (1, 1, ids.shape[0], 64, 1, 2)
+        assert ids.dtype == DTYPES[dtype] and ids.dim() == 2
+        assert table.dtype == torch.float32 and table.shape == (1, 1, ids.shape[0], 64, 1, 2)
         want = expected_table(ids[None], call.sigma[:1], GRID, BASE_TOKENS, fam, **schedule)
         assert torch.equal(table, nunchaku_layout(want))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("recipe", [None, *RECIPES])
 @pytest.mark.parametrize("with_dype", [True, False])
-def test_samples_exactly_as_comfyuis_flux_with_the_same_patch(recipe, with_dype):
+def test_samples_exactly_as_comfyuis_flux_with_the_same_patch(recipe, with_dype, dtype):
     """The stand-in runs a tiny ComfyUI Flux's layers with the table it reads back from nunchaku's packed layout:
-    DyPE, SEGA (every recipe) and both together give the same image as that Flux patched alike, bit for bit."""
+    DyPE, SEGA (every recipe) and both together give the same image as that Flux patched alike, bit for bit, in
+    every dtype (the Flux's table is float32 too: ComfyUI's rope returns float32)."""
     if recipe is None and not with_dype:
         pytest.skip("nothing patched")
-    nunchaku, flux = standin.build(0)
+    nunchaku, flux = standin.build(0, DTYPES[dtype])
 
     def patched(model):
         model = dype(model) if with_dype else model

@@ -49,7 +49,8 @@ def _randomize(model: torch.nn.Module, seed: int) -> None:
     key = (seed, tuple((tuple(p.shape), p.dtype) for p in params))
     if key not in _DRAWN:
         gen = torch.Generator().manual_seed(seed)
-        _DRAWN[key] = [torch.randn(p.shape, generator=gen, dtype=torch.float32).to(p.dtype) * 0.05 for p in params]
+        # drawn in float32 and rounded once to the stored dtype (fp8 has no multiply: the value is scaled first)
+        _DRAWN[key] = [(torch.randn(p.shape, generator=gen, dtype=torch.float32) * 0.05).to(p.dtype) for p in params]
     with torch.no_grad():
         for p, value in zip(params, _DRAWN[key], strict=True):
             p.copy_(value)
@@ -98,21 +99,25 @@ def host_config(family: str) -> tuple[str, dict]:
     return class_name, config
 
 
-def _build(class_name: str, unet_config: dict, seed: int, device: str = "cpu", dtype: torch.dtype = torch.float32):
+def _build(class_name: str, unet_config: dict, seed: int, device: str = "cpu", dtype: torch.dtype = torch.float32,
+           compute: torch.dtype | None = None):
     import comfy.model_patcher
     import comfy.supported_models
 
     model_config = getattr(comfy.supported_models, class_name)(host_unet_config(unet_config))
-    model_config.set_inference_dtype(dtype, None)
+    model_config.set_inference_dtype(dtype, compute)
     model = model_config.get_model({})
     _randomize(model, seed)
     model.eval()
     return comfy.model_patcher.ModelPatcher(model, load_device=torch.device(device), offload_device=torch.device("cpu"))
 
 
-def build(family: str, seed: int = 0, device: str = "cpu", dtype: torch.dtype = torch.float32):
-    """The tiny model of ``family``, sampled on ``device`` (the CUDA tests: "cuda") with weights in ``dtype``."""
-    return _build(*host_config(family), seed, device, dtype)
+def build(family: str, seed: int = 0, device: str = "cpu", dtype: torch.dtype = torch.float32,
+          compute: torch.dtype | None = None):
+    """The tiny model of ``family``, sampled on ``device`` (the CUDA tests: "cuda") with weights stored in ``dtype``;
+    ``compute``: ComfyUI's manual cast dtype (the weights cast to it at use, as fp8 checkpoints run: see
+    tests/weight_dtypes.py), None to compute in ``dtype`` itself."""
+    return _build(*host_config(family), seed, device, dtype, compute)
 
 
 def build_flux(seed: int = 0, device: str = "cpu", dtype: torch.dtype = torch.float32):

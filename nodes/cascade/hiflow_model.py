@@ -12,6 +12,7 @@ import torch
 from ...rope.hiflow_stage import ntk_theta, proportional_temperature, trained_attention_tokens
 from ..families import FamilyAdapter, UnsupportedModelError
 from ..rope_patch.config import read_config
+from ..rope_patch.reload import add_reload
 from .families import trained_image_tokens
 from .settings import NODE
 from .stage_rope import stage_rope
@@ -61,6 +62,7 @@ def official_stage_model(model, adapter: FamilyAdapter, factor: float, proportio
             "'stage_model' (the stages then use it as it is) and the unpatched one to 'model'.")
     rope = stage_rope(model, adapter, node)
     clone = model.clone()
+    add_reload(clone)  # the stage table survives memory freed mid-stage (rope_patch/reload.py)
     tokens = trained_attention_tokens(trained_image_tokens(adapter, model))
     clone.add_object_patch(adapter.embedder_attr,
                            rope.fit(HiFlowStageEmbedder(rope.source, factor, tokens, proportional)))

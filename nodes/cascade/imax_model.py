@@ -24,6 +24,7 @@ from ...spectral.imax import text_copies
 from ..families import FamilyAdapter, UnsupportedModelError
 from ..rope_patch.config import read_config
 from ..rope_patch.devices import math_device
+from ..rope_patch.reload import add_reload
 from ..rope_patch.scopes import AxisSchedule
 from ..rope_patch.tables import embed_ids
 from .families import FLUX1_FAMILIES, trained_grid
@@ -134,6 +135,7 @@ def imax_stage_model(model, adapter: FamilyAdapter, factor: float, proportional:
     clone = model.clone()
     stage = ImaxStageEmbedder(rope.source, factor, trained, proportional, adapter.pe_unsqueeze_dim)
     clone.add_object_patch(adapter.embedder_attr, rope.fit(stage))
+    add_reload(clone)  # outside the call wrapper below: memory freed mid-stage (rope_patch/reload.py)
     clone.add_wrapper_with_key(comfy.patcher_extension.WrappersMP.APPLY_MODEL, WRAPPER_KEY,
                                _stage_call_wrapper(adapter, trained, duplicate))
     logger.debug("I-Max stage model for %s: NTK x %s with the clip, proportional attention %s, text duplication "

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from ..families import FamilyAdapter, UnsupportedModelError
 from ..families.base import COSMOS_ROPE
 from .attention_backend import block_preferences, override_name
+from .reload import add_reload
 from .spa import ATTENTION, ATTENTION_KEY, RUN_NOTES_KEY, RUN_STEP_KEY, AttentionCall, AttentionPlan, Notes, SpaEmbedder
 from .spa_attention import chained_override, host_can_override_attention
 from .stage_step import stage_step
@@ -129,6 +130,7 @@ def attention_clone(model, adapter: FamilyAdapter, plan: AttentionPlan, what: st
         previous = previous.previous  # a clone of one of ours: chain onto what it had chained
     options[OVERRIDE_KEY] = chained_override(previous)
     options[ATTENTION_KEY] = plan
+    add_reload(clone)  # outside the AttentionCall: a call made again opens it again
     for kind, wrapper in ((ext.WrappersMP.OUTER_SAMPLE, run_wrapper), (ext.WrappersMP.CALC_COND_BATCH, step_wrapper),
                           (ext.WrappersMP.APPLY_MODEL, attention_wrapper)):
         if not clone.get_wrappers(kind, ATTENTION_KEY):

@@ -12,6 +12,7 @@ from .cosmos_embedder import CosmosRopeEmbedder, cosmos_rope_problem
 from .embedder import ExtrapolatingRopeEmbedder, describe_module, is_stock_rope_embedder
 from .memory import follow_host_memory
 from .nunchaku_embedder import NunchakuRopeEmbedder, nunchaku_rope_problem
+from .reload import add_reload
 from .wrappers import apply_model_wrapper, calc_cond_batch_wrapper, outer_sample_wrapper
 
 logger = logging.getLogger(__name__)
@@ -121,6 +122,7 @@ def patch_model(model, update: Callable[[PatchConfig], PatchConfig]):
     current_config = read_config(options) or PatchConfig()
     options[CONFIG_KEY] = update(current_config)
     _log_replaced(current_config, options[CONFIG_KEY])
+    add_reload(clone)  # outside the call scope below: a call made again opens its scope again
     for wrapper_type, wrapper in (
         (ext.WrappersMP.OUTER_SAMPLE, outer_sample_wrapper),
         (ext.WrappersMP.CALC_COND_BATCH, calc_cond_batch_wrapper),

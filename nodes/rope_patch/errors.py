@@ -7,7 +7,9 @@ object-patched in (wrappers.apply_model_wrapper). What it holds instead tells th
 * ComfyUI's own embedder, and a clone other than this run's is what the host has loaded: the same, with a clone
   that carries no DyPE/SEGA patch;
 * ComfyUI's own embedder, and no loaded clone holds the model (or this run's clone still does, unpatched): the
-  model was unloaded in the middle of the run, and sampling on would silently use stock RoPE.
+  model was unloaded in the middle of the run, and sampling on would silently use stock RoPE. reload.py loads an
+  unloaded clone again before this check, so what reaches it is a clone still listed loaded without its patches
+  (``unpatch_model`` during sampling) or a sampler that never told the model which clone it samples.
 """
 
 from __future__ import annotations

@@ -8,6 +8,11 @@ float32, each pair ``[sin, cos]`` of ``pos · theta^(-2k/dim)``, the axes' pairs
 a batch of 1 and pack it (``pack_rotemb``). ComfyUI's EmbedND pair ``[[cos, -sin], [sin, cos]]`` holds the same two
 numbers, so the pack's table (tables.py: every token's own cos/sin, times SEGA's or YaRN's temperature) is read out
 of it exactly. Outside a patched call (and at or below the trained size) the original module runs.
+
+The table stays float32 whatever the ids' dtype (bf16 as ComfyUI-nunchaku @dbfd194 runs: its loader sets ComfyUI's
+dtype to bf16, ``nodes/models/flux.py`` line 296, and the wrapper builds the ids in it): ``pack_rotemb`` asserts a
+float32 table (``transformer_flux.py`` line 74, ``embeddings.py`` line 120) and the kernel reads float [sin, cos]
+pairs (``src/kernels/zgemm/epilogues.cuh`` lines 276, 386-395); the conversion below never casts.
 """
 
 from __future__ import annotations
