@@ -40,3 +40,14 @@ def capture(model, embedder_attr: str = "diffusion_model.pe_embedder"):
         yield clone, calls
     finally:
         handle.remove()
+
+
+def formula_table(rope, ours, scope, ids: torch.Tensor) -> torch.Tensor:
+    """rope/'s table for ``ids`` under the call's schedule, column by column (plain RoPE off the spatial columns)."""
+    by_column = {axis.column: axis for axis in scope.axes}
+    parts = []
+    for column, dim in enumerate(ours.axes_dim):
+        axis = by_column.get(column)
+        freqs = axis.freqs if axis else rope.plain_frequencies(dim, float(ours.theta), ids.device)[None]
+        parts.append(rope.rotation_table(ids[..., column], freqs, axis.temperature if axis else None))
+    return torch.cat(parts, dim=-3).unsqueeze(1)

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 import pytest
 import tiny_models
 import torch
-from capture import capture
+from capture import capture, formula_table
 from hap_flux_shapes import check_hap_at_flux_shape
 from no_float64 import host_says_no_float64
 from patching import _pack, dype
@@ -104,17 +104,6 @@ def test_a_device_without_float64_gets_its_schedules_from_the_cpu(device, monkey
     torch.testing.assert_close(runs[1], runs[0], rtol=0, atol=1e-6)
 
 
-def _formula(rope, ours, scope, ids: torch.Tensor) -> torch.Tensor:
-    """rope/'s table for ``ids`` under the call's schedule, column by column (plain RoPE off the spatial columns)."""
-    by_column = {axis.column: axis for axis in scope.axes}
-    parts = []
-    for column, dim in enumerate(ours.axes_dim):
-        axis = by_column.get(column)
-        freqs = axis.freqs if axis else rope.plain_frequencies(dim, float(ours.theta), ids.device)[None]
-        parts.append(rope.rotation_table(ids[..., column], freqs, axis.temperature if axis else None))
-    return torch.cat(parts, dim=-3).unsqueeze(1)
-
-
 @pytest.mark.parametrize(("device", "dtype"), [pytest.param("cpu", d, id=f"cpu-{d}") for d in DTYPES]
                          + [cuda("cuda", d, name=f"cuda-{d}") for d in DTYPES])
 def test_half_precision_ids_get_the_formula(device, dtype):
@@ -134,7 +123,7 @@ def test_half_precision_ids_get_the_formula(device, dtype):
         scope = schedule.build_call_scope(settings, families.FLUX, ours, x, torch.tensor([0.7], device=device))
         with scopes.CALL.holding(scope):
             table = ours(ids)
-        expected = _formula(rope, ours, scope, ids)
+        expected = formula_table(rope, ours, scope, ids)
     assert table.device.type == device and torch.equal(table, expected)
     if dtype == "bfloat16":
         assert ids[0, text:, 1].unique().numel() < rows  # the premise: bf16 rounded some rows together
@@ -280,8 +269,7 @@ def test_rms_rope_on_cuda_takes_one_table_or_one_per_sample(rows, backend):
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype,tolerance", [(torch.float32, 2e-5), (torch.bfloat16, 3e-2)])
 def test_hap_kernel_on_cuda_is_compiled_flex_attention_on_the_kept_entries(dtype, tolerance):
-    """The CUDA twin of test_hrdit_math.py's test_hap_kernel_through_its_plan_on_the_cpu: there the kernel picks
-    the compiled FlexAttention (the official route)."""
+    """test_hrdit_math.py's test_hap_kernel_through_its_plan_on_the_cpu on CUDA: the compiled FlexAttention."""
     assert hap_kernel_error("cuda", dtype, None) < tolerance
 
 
@@ -294,9 +282,7 @@ HAP_CASES = [pytest.param("cpu", 256, torch.float32, 128.0, t, id=f"cpu-256-trit
 def test_hap_at_flux_shapes_with_and_without_triton(device, side, dtype, alpha, triton, monkeypatch):
     """HAP at FLUX.1's attention (24 heads, dim 128; on CUDA the shipped plan in bf16): without triton (as
     Windows portable ComfyUI) the blockwise path, with it on CUDA the compiled FlexAttention; rows checked against
-    the official mask, peak memory bounded (tests/hap_flux_shapes.py)."""
-    if device == "cuda" and triton and not _pack("nodes.hap.kernel").triton_available():
-        pytest.skip("torch finds no triton on this machine (torch.utils._triton.has_triton() is False)")
+    the official mask, peak memory bounded; skipped where torch finds no triton (tests/hap_flux_shapes.py)."""
     check_hap_at_flux_shape(device, side, dtype, alpha, triton, monkeypatch)
 
 
