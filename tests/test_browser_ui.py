@@ -58,15 +58,18 @@ def page(tmp_path_factory):
         yield s.page
 
 
+# Where the help panel draws the page: 1.32-1.53 in .markdown-content; 1.58 in .comfy-markdown-content (its
+# NodeHelpContent.vue), the class of a note's markdown too, so only inside the help's .node-help-content.
+HELP_BOX = ".markdown-content, .node-help-content .comfy-markdown-content"
 # The help panel as shown: its title, the pictures in it (loaded or not) and any table wider than the panel.
 HELP_SHOWN = """() => {
-  const box = Array.from(document.querySelectorAll('.markdown-content')).find(e => e.getClientRects().length);
+  const box = Array.from(document.querySelectorAll('__HELP_BOX__')).find(e => e.getClientRects().length);
   if (!box) return null;
   const right = box.getBoundingClientRect().right;
   return {title: box.querySelector('h1')?.innerText ?? null,
           pictures: Array.from(box.querySelectorAll('img')).map(i => [i.src.split('/').slice(-3).join('/'), i.complete && i.naturalWidth > 0]),
           cut: Array.from(box.querySelectorAll('table')).filter(t => t.getBoundingClientRect().right > right + 1).length};
-}"""
+}""".replace("__HELP_BOX__", HELP_BOX)
 
 
 def test_the_pack_frontend_extension_is_registered(page):
@@ -76,6 +79,13 @@ def test_the_pack_frontend_extension_is_registered(page):
 
 
 def test_node_help_opens_from_the_selection_toolbox(page):
+    try:
+        _open_each_help_page(page)
+    finally:  # closed even after a failure: the Nodes 2.0 tests behind this one need the canvas without the panel
+        _close_help(page)
+
+
+def _open_each_help_page(page) -> None:
     opened = None
     for workflow, node_type, title, picture in HELP_PAGES:
         if workflow != opened:
@@ -93,8 +103,13 @@ def test_node_help_opens_from_the_selection_toolbox(page):
         shown = page.evaluate(HELP_SHOWN)
         assert shown["pictures"] == [[f"comfyui-dype-sega/docs/{picture}", True]], shown
         assert shown["cut"] == 0, f"{title}: a table runs past the help panel's edge"
-    # Closed as a user would: 1.47 and 1.53 show it in their properties panel, which has a toggle button; on 1.32
-    # the info button, pressed again for the same node, closes the help.
+
+
+def _close_help(page) -> None:
+    """Close the help panel, if it shows, as a user would: 1.47 and later show it in their properties panel, which
+    has a toggle button; on 1.32 the info button, pressed again for the same node, closes the help."""
+    if page.evaluate(HELP_SHOWN) is None:
+        return
     panel = page.get_by_role("button", name="Toggle properties panel")
     (panel if panel.count() else page.locator("[data-testid=info-button]")).first.click()
     page.wait_for_function(f"() => ({HELP_SHOWN})() === null", timeout=30_000)
