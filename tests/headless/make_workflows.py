@@ -26,7 +26,7 @@ try:
     from .family_spec import FamilyWorkflow
     from .graph import WORKFLOWS_DIR, Column, Graph, Layout, add_note
     from .image_families import SPECS
-    from .notes import NOTES, family_note
+    from .notes import NOTES, NUNCHAKU_FLUX, family_note
 except ImportError:  # run as a script: python tests/headless/make_workflows.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from headless.card_names import card_name
@@ -34,7 +34,7 @@ except ImportError:  # run as a script: python tests/headless/make_workflows.py
     from headless.family_spec import FamilyWorkflow
     from headless.graph import WORKFLOWS_DIR, Column, Graph, Layout, add_note
     from headless.image_families import SPECS
-    from headless.notes import NOTES, family_note
+    from headless.notes import NOTES, NUNCHAKU_FLUX, family_note
 
 # Our nodes' widget values in the examples: the nodes' defaults, in widget order (the variant, last, set per family).
 DYPE_DEFAULTS = ["yarn", True, 2.0, 2.0, 0, "multiply", "auto"]
@@ -225,8 +225,16 @@ def _numbers() -> dict[str, int]:
 
 
 def shipped(key: str) -> str:
-    """The file name in workflows/ of the workflow with this key."""
-    return card_name(key, _numbers()[key])
+    """The file name in workflows/ of the workflow with this key ("or Nunchaku" where its note says how)."""
+    return card_name(key, _numbers()[key], nunchaku=NUNCHAKU_FLUX in _written_notes().get(key, ""))
+
+
+def _written_notes() -> dict[str, str]:
+    """Key → note of every note written out in a module (the other families' are built from their spec, and none of
+    them is a FLUX.1 model)."""
+    newest = _sibling("newest_workflows")
+    return {**NOTES, **_paper_workflows().NOTES, **_hiflow_workflows().NOTES, **_sibling("imax_workflows").NOTES,
+            **_sibling("hrdit_workflows").NOTES, newest.QWEN21_4096: newest.NOTE}
 
 
 def build_all() -> dict[str, dict[str, Any]]:
