@@ -48,7 +48,7 @@ class HiFlowCascade(io.ComfyNode):
                 number(io.Float, rules.DENOISE, "1: from a prompt. Below 1: the base pass runs the last steps x "
                         "denoise of the schedule on the input latent (img2img), and the stages follow that trajectory."),
                 stage_list(rules.SCALES, "Stage sizes, x the input latent, growing (official 2, 4: 1024² -> 2048² "
-                            "-> 4096²). Their count is the number of stages every other list follows."),
+                            "-> 4096²). Their count is the number of stages every other list follows.", folded=False),
                 stage_list(rules.STAGE_STEPS, "Steps per stage: the last N of the base schedule (official 16, 10)."),
                 stage_list(rules.STAGE_GUIDANCE, "Distilled guidance per stage for models with a guidance input "
                             "(FLUX.1 / Flux.2 dev; official 4.5, 6); 0 keeps the conditioning's. Ignored by others."),

@@ -51,7 +51,7 @@ class HrditCascade(io.ComfyNode):
                 number(io.Float, rules.DENOISE, "1: from a prompt. Below 1: the base pass runs the last steps x "
                         "denoise of the schedule on the input latent (img2img), and the stages follow that trajectory."),
                 stage_list(rules.SCALES, "Stage sizes, x the input latent, growing (official 2, 4: 1024² -> 2048² "
-                            "-> 4096²). Their count is the number of stages every other list follows."),
+                            "-> 4096²). Their count is the number of stages every other list follows.", folded=False),
                 stage_list(own.HRDIT_STAGE_STEPS, "Steps per stage: the last N of the base schedule (official 17, "
                             "10)."),
                 flag(own.SPA, "SPA on the stages' leading 'spa_steps' (official on: the first 3 steps at 2048²). "

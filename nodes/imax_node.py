@@ -48,7 +48,7 @@ class ImaxCascade(io.ComfyNode):
                 number(io.Float, rules.DENOISE, "1: from a prompt. Below 1: the base pass runs the last steps x "
                         "denoise of its schedule on the input latent (img2img); the stages still start from noise."),
                 stage_list(rules.IMAX_SCALES, "Stage sizes, x the input latent, growing (official 4: 1024² -> "
-                            "4096²). Their count is the number of stages every other list follows."),
+                            "4096²). Their count is the number of stages every other list follows.", folded=False),
                 stage_list(rules.IMAX_STAGE_STEPS, "Steps per stage, each its own schedule from noise (official "
                             "30)."),
                 stage_list(rules.IMAX_STAGE_GUIDANCE, "Distilled guidance per stage for models with a guidance "

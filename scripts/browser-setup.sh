@@ -30,10 +30,11 @@ for req in .hosts/comfyui-*/requirements.txt; do
       "comfyui-workflow-templates==$pin"
   fi
 done
-# The frontend ComfyUI 0.38 pins (tests/headless/server.py NEWEST_FRONTEND): the browser test also runs it on the
-# 0.30 host (DYPE_SEGA_FRONTEND=<version>, .ci/run).
-newest=$(sed -n 's/^NEWEST_FRONTEND = "\([^"]*\)".*/\1/p' tests/headless/server.py)
-if [ -n "$newest" ] && [ ! -f ".hosts/frontend-$newest/comfyui_frontend_package/static/index.html" ]; then
-  .venv/bin/pip install -q --disable-pip-version-check --no-deps --target ".hosts/frontend-$newest" \
-    "comfyui-frontend-package==$newest"
-fi
+# The frontends newer than either host's (tests/headless/server.py EXTRA_FRONTENDS: the one ComfyUI 0.38 pins and the
+# newest on PyPI): the browser test also runs each on the 0.30 host (DYPE_SEGA_FRONTEND=<version>, .ci/run).
+for extra in $(sed -n 's/^\(COMFYUI_038\|NEWEST\)_FRONTEND = "\([^"]*\)".*/\2/p' tests/headless/server.py); do
+  if [ ! -f ".hosts/frontend-$extra/comfyui_frontend_package/static/index.html" ]; then
+    .venv/bin/pip install -q --disable-pip-version-check --no-deps --target ".hosts/frontend-$extra" \
+      "comfyui-frontend-package==$extra"
+  fi
+done

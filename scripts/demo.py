@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 WORKFLOWS = ROOT / "workflows"
 # The default is checked by tests/test_demo.py and run by .ci/run: a renamed workflow fails CI, not a newcomer.
-DEFAULT_WORKFLOW = "04 DyPE + SEGA 4K 4096px FLUX.1-Krea-dev"
+DEFAULT_WORKFLOW = "04 DyPE + SEGA 4K 4096px FLUX.1-Krea-dev or Nunchaku"
 KINDS = ("one pass", "HiFlow from a prompt", "HiFlow from an image", "I-Max from a prompt", "HRDiT from a prompt",
          "editing", "video")
 # One of each, all on both hosts (tests/test_demo.py checks each kind). Editing: Kontext, as Qwen-Image-Edit's text

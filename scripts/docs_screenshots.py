@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "out" / "browser"
 DOCS = ROOT / "docs"
 RECORD = DOCS / "pictures.json"
-CANVAS = "04 DyPE + SEGA 4K 4096px FLUX.1-Krea-dev"  # both of this pack's nodes, a Flux.1 graph
+CANVAS = "04 DyPE + SEGA 4K 4096px FLUX.1-Krea-dev or Nunchaku"  # both of this pack's nodes, a Flux.1 graph
 PREVIEW = {"width": 3840, "height": 2160, "steps": 20}  # what tests/test_browser.py sets on the preview node
 TITLE_H, MARGIN = 30, 14
 

@@ -22,14 +22,15 @@ ADVANCED = {
     "DyPESEGA_SEGAAttention": {"kappa", "alpha", "beta", "spread_min", "spread_max", "spread_alpha", "floor",
                                "allocation", "m_ref"},
     "DyPESEGA_SchedulePreview": {"shift", "lambda_t", "lambda_s", "base_resolution", "allocation", "m_ref", "floor"},
-    # everything but model, conditioning, vae, latent, seed, steps, cfg, denoise and stage_model (issue 33)
-    "DyPESEGA_HiFlowCascade": {"scales", "stage_steps", "stage_guidance", "alphas", "betas", "filter_ratio",
+    # everything but model, conditioning, vae, latent, seed, steps, cfg, denoise and stage_model (issue 33), and
+    # scales: its last stage is the image's final size (issue 41)
+    "DyPESEGA_HiFlowCascade": {"stage_steps", "stage_guidance", "alphas", "betas", "filter_ratio",
                                "ntk_factor", "proportional_attention", "swin", "sharpen", "schedule"},
-    "DyPESEGA_ImaxCascade": {"scales", "stage_steps", "stage_guidance", "base_shift", "stage_shift", "ntk_factor",
+    "DyPESEGA_ImaxCascade": {"stage_steps", "stage_guidance", "base_shift", "stage_shift", "ntk_factor",
                              "proportional_attention", "text_duplication", "swin", "guidance_schedule",
                              "wavelet_level"},
     # as HiFlow's, but spa and hap shown (the method's two switches)
-    "DyPESEGA_HrditCascade": {"scales", "stage_steps", "spa_steps", "group_num", "global_anchor", "stage_guidance",
+    "DyPESEGA_HrditCascade": {"stage_steps", "spa_steps", "group_num", "global_anchor", "stage_guidance",
                               "alphas", "betas", "filter_ratio", "ntk_factor", "proportional_attention", "swin",
                               "sharpen", "schedule"},
 }

@@ -11,9 +11,11 @@ from .ui_hints import advanced
 STAGE_MODEL_UNUSED = "Unused when 'stage_model' is connected."
 
 
-def stage_list(rule, meaning: str) -> io.String.Input:
-    """A per-stage list: a text widget whose tooltip says its form (one entry per stage, the separator)."""
-    return io.String.Input(rule.name, default=rule.default, tooltip=rule.tooltip(meaning), **advanced())
+def stage_list(rule, meaning: str, *, folded: bool = True) -> io.String.Input:
+    """A per-stage list: a text widget whose tooltip says its form (one entry per stage, the separator). ``folded``:
+    among the advanced inputs the frontend folds away; the stage sizes never are (the last one is the image's size)."""
+    return io.String.Input(rule.name, default=rule.default, tooltip=rule.tooltip(meaning),
+                           **(advanced() if folded else {}))
 
 
 def number(kind, rule, tooltip: str, **extra) -> io.Input:

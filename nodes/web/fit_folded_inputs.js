@@ -1,4 +1,4 @@
-// Nodes 2.0 on a host with advanced inputs (ComfyUI 0.30 and newer; frontends 1.47, 1.53): opening a workflow,
+// Nodes 2.0 on a host with advanced inputs (ComfyUI 0.30 and newer; frontends 1.47 and later): opening a workflow,
 // the frontend grows every node to its classic size, which counts the inputs folded under "Show advanced inputs",
 // so this pack's nodes (SEGA Attention most: 9 of its 12 inputs are advanced) keep a tall empty area below what
 // they show, whatever size the file saves. Once a graph is configured, give each of this pack's nodes whose

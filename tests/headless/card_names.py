@@ -17,9 +17,15 @@ RECIPE_WORDS = {"published SEGA recipe": "SEGA recipe",  # the card's band reads
 SEARCH_REACH = 32  # the last index a searched word may start at (Fuse.js on frontend 1.47: 0.33 × 100, floored)
 
 
-def card_name(key: str, number: int) -> str:
-    """``FLUX.1-dev 4096x4096 DyPE.json``, 2 → ``02 DyPE 4K 4096px FLUX.1-dev.json``;
-    ``Wan2.1-T2V-1.3B 1280x720 33 frames DyPE.json``, 24 → ``24 DyPE video 720p 1280x720 Wan2.1-T2V-1.3B 33 frames``."""
+#: After the model on a card whose note says how to run it on Nunchaku's quantized FLUX.1 (notes.NUNCHAKU_FLUX): the
+#: template search (1.53 and later: any word of the name) finds those cards by "Nunchaku".
+NUNCHAKU = "or Nunchaku"
+
+
+def card_name(key: str, number: int, nunchaku: bool = False) -> str:
+    """``FLUX.1-dev 4096x4096 DyPE.json``, 2 → ``02 DyPE 4K 4096px FLUX.1-dev.json`` (``nunchaku``: ``... FLUX.1-dev
+    or Nunchaku.json``); ``Wan2.1-T2V-1.3B 1280x720 33 frames DyPE.json``, 24 → ``24 DyPE video 720p 1280x720
+    Wan2.1-T2V-1.3B 33 frames``."""
     size = re.search(r" (\d+)x(\d+) ", key)
     if size is None or (int(size[1]), int(size[2])) not in SIZE_WORDS:
         raise ValueError(f"{key}: name its size in SIZE_WORDS (what a user would search for)")
@@ -27,5 +33,6 @@ def card_name(key: str, number: int) -> str:
     frames = re.match(r"(\d+ frames) ", tail)
     recipe = tail[frames.end():] if frames else tail
     words = [f"{number:02d}", RECIPE_WORDS.get(recipe, recipe), *(["video"] if frames else []),
-             SIZE_WORDS[int(size[1]), int(size[2])], model, *([frames[1]] if frames else [])]
+             SIZE_WORDS[int(size[1]), int(size[2])], model, *([NUNCHAKU] if nunchaku else []),
+             *([frames[1]] if frames else [])]
     return " ".join(words) + ".json"

@@ -10,6 +10,7 @@ import native_sizes
 
 from . import registry
 from .graph import LATENT_NODES, WORKFLOWS_DIR
+from .notes import NUNCHAKU_FLUX
 
 # The three recipes a card can show, each with its own colour so cards tell them apart at a glance.
 RECIPES = {
@@ -39,12 +40,13 @@ def card_facts(workflow: dict[str, Any]) -> dict[str, Any]:
 
     nodes = workflow["nodes"]
     by_type = {n["type"]: n["widgets_values"] for n in nodes}
-    heading = next(n for n in nodes if n["type"] == "MarkdownNote")["widgets_values"][0].splitlines()[0]
-    model = re.sub(r" \(.*\)$", "", heading.removeprefix("# ").split(" · ")[0])  # "(Zeta-Chroma)": in the note
+    note = next(n for n in nodes if n["type"] == "MarkdownNote")["widgets_values"][0]
+    # the note's heading, less a parenthesis ("(Zeta-Chroma)": in the note)
+    model = re.sub(r" \(.*\)$", "", note.splitlines()[0].removeprefix("# ").split(" · ")[0])
     dype, sega = by_type.get("DyPESEGA_PatchModel"), by_type.get("DyPESEGA_SEGAAttention")
     cascade = next((node for node in CASCADES if node in by_type), None)
     if cascade is not None:
-        return _cascade_facts(workflow, model, by_type, cascade)
+        return _cascade_facts(workflow, model, by_type, cascade) | {"also": _also(workflow, note)}
     recipe = "dype+sega" if dype and sega else "dype" if dype else "sega"
     video = "EmptyHunyuanLatentVideo" in by_type
     width, height, *rest = next(by_type[t] for t in (*LATENT_NODES, "EmptyHunyuanLatentVideo") if t in by_type)
@@ -67,7 +69,21 @@ def card_facts(workflow: dict[str, Any]) -> dict[str, Any]:
         _, seed, _, steps, cfg, sampler, scheduler, *_ = by_type["KSamplerAdvanced"]
     return {"model": model, "recipe": recipe, "size": (width, height), "frames": rest[0] if video else None,
             "trained": (round(trained[0]), round(trained[1])), "trained_words": words, "steps": steps, "cfg": cfg,
-            "sampler": sampler, "guidance": by_type.get("FluxGuidance", [None])[0], "models": len(unets)}
+            "sampler": sampler, "guidance": by_type.get("FluxGuidance", [None])[0], "models": len(unets),
+            "also": _also(workflow, note)}
+
+
+#: The card's line below its numbers: the ComfyUI a model needs (newer than every test host: before the frontend's
+#: missing-node dialog says so), or that the note tells how to run the graph on Nunchaku's quantized FLUX.1.
+NEEDS_COLOUR = (170, 40, 20)
+
+
+def _also(workflow: dict[str, Any], note: str) -> str | None:
+    unets = [n["widgets_values"][0] for n in workflow["nodes"] if n["type"] == "UNETLoader"]
+    needs = sorted({registry.NEWER_HOST[f] for f in unets if f in registry.NEWER_HOST})
+    if needs:
+        return f"needs ComfyUI {needs[-1]} or newer"
+    return "also on Nunchaku FLUX (int4 / fp4)" if NUNCHAKU_FLUX in note else None
 
 
 def _cascade_facts(workflow: dict[str, Any], model: str, by_type: dict[str, list], node: str) -> dict[str, Any]:
@@ -126,8 +142,12 @@ def thumbnail(workflow: dict[str, Any]):
                f"{f['steps']} steps · {f['sampler']} · cfg {f['cfg']:g}"
                + (f" · guidance {f['guidance']:g}" if f["guidance"] is not None else ""),
                _passes(f)]
+    if f["also"]:
+        numbers.append(f["also"])
     for i, line in enumerate(numbers):
-        draw.text((pad, 404 + 54 * i), line, fill=(60, 60, 60), font=_fit_font(draw, line, 40, text_w), anchor="lm")
+        ink = NEEDS_COLOUR if line.startswith("needs ") else (60, 60, 60)
+        draw.text((pad, 404 + 54 * i), line, fill=ink, font=_fit_font(draw, line, 40, text_w), anchor="lm",
+                  **({"stroke_width": 1, "stroke_fill": ink} if ink == NEEDS_COLOUR else {}))
     _draw_chain(draw, f, colour, top=628)
     return image
 

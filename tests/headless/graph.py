@@ -7,11 +7,12 @@ registry. make_workflows.py and video_workflows.py build the shipped graphs with
 
 from __future__ import annotations
 
+import math
 import uuid
 from pathlib import Path
 from typing import Any
 
-from . import note_heights
+from . import node_heights, note_heights
 from .image_families import SPECS
 
 WORKFLOWS_DIR = Path(__file__).resolve().parents[2] / "workflows"
@@ -221,22 +222,34 @@ LOAD_IMAGE_H = 400
 LAYOUT_BOTTOM = 954
 
 
+def unfolded_height(node_type: str, width: int) -> float:
+    """The body height of this node with Nodes 2.0 on and its advanced inputs shown (node_heights.py: measured in
+    every frontend, the tallest)."""
+    sockets, widget_inputs, _, _ = SHAPES[node_type]
+    return node_heights.room(node_type, width, [name for name, _ in sockets + widget_inputs])
+
+
 class Column:
-    """One column of the layout: ``add`` puts a node under the previous one."""
+    """One column of the layout: ``add`` puts a node under the previous one, below the room the node takes at the
+    classic size it saves or, taller, with Nodes 2.0 on and its advanced inputs shown (``unfolded_height``)."""
 
     def __init__(self, g: Graph, x: int, width: int) -> None:
         self.g, self.x, self.width, self.bottom = g, x, width, None
 
     def add(self, node_type: str, height: int, widgets: list) -> int:
-        y = self._next_y(node_type)
-        self.bottom = y + height
+        y = self.next_y(node_type)
+        self.bottom = y + max(height, math.ceil(unfolded_height(node_type, self.width)))
         return self.g.add(node_type, (self.x, y), (self.width, height), widgets)
 
     def fill(self, node_type: str, widgets: list, at_least: int = 0) -> int:
-        """A node reaching down to LAYOUT_BOTTOM, or ``at_least`` high where the column is already longer."""
-        return self.add(node_type, max(at_least, LAYOUT_BOTTOM - self._next_y(node_type)), widgets)
+        """A node reaching down to LAYOUT_BOTTOM, or ``at_least`` high where the column is already longer; never
+        shorter than Nodes 2.0 draws it (the column's last node: no room below it)."""
+        height = max(at_least, LAYOUT_BOTTOM - self.next_y(node_type),
+                     math.ceil(unfolded_height(node_type, self.width)))
+        return self.add(node_type, height, widgets)
 
-    def _next_y(self, node_type: str) -> int:
+    def next_y(self, node_type: str) -> int:
+        """Where the next node (its body; the title above) goes in this column."""
         top = 0 if self.bottom is None else self.bottom + GAP
         return top + (BADGE_H if node_type in BADGED else 0) + TITLE_H
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 from .graph import (
-    GAP,
+    GAP_X,
     LAYOUT_BOTTOM,
     LOAD_IMAGE_H,
     LOADER_W,
     OURS_W,
     PROMPT_W,
-    TITLE_H,
+    SAMPLER_W,
+    Column,
     Graph,
     add_note,
     columns,
@@ -103,16 +104,22 @@ it (not below 16/30 with 16 stage steps) to keep more of the image. Choose your 
 #: 1.32 hides the label below ~380 units). The node's height, 518, is what the classic renderer needs for its 15
 #: widgets (LGraphNode.computeSize on 1.32, 1.47 and 1.53; the frontends grow a node saved shorter, and Nodes 2.0
 #: keeps the saved height as the least, so a taller one leaves an empty area when the advanced inputs are folded).
+#: Below it the column leaves the room the node takes with its advanced inputs shown (graph.Column: 658 for HiFlow).
 CASCADE_W, CASCADE_H = 380, 518
-#: Five columns are wider than the other graphs' four: the prompts' column is a little narrower and the image
-#: reaches a little lower, so the window's fit (headless/graph.py fit_view) is set by the graph's height and leaves
-#: the minimap's corner free (zoom 0.79).
+#: Where the image column ends. A graph of loaders, prompts and the cascade (26; 35, 36, 37 likewise) puts the decode
+#: and the image in a column of their own beside the cascade (``beside``); one with a column between them (27, 28:
+#: DyPE → SEGA or the image chain) under it. Either way the graph is five columns wide (the note's included), the
+#: prompts' column a little narrower than elsewhere, and tall enough for its width that the window's fit
+#: (headless/graph.py fit_view) is set by its height and leaves the minimap's corner free (zoom 0.79, or 0.74 with
+#: the image under the cascade).
 PROMPTS_W, BOTTOM = PROMPT_W - 20, LAYOUT_BOTTOM + 46
+SAVE_MIN_H = 58  # the least the frontends draw a SaveImage node (a smaller saved height comes back as 58)
 
 
 def _flux(name: str, *, image: bool = False, stages: str = "official") -> dict[str, Any]:
     """Columns left to right as the data flows: loaders; the pack's DyPE -> SEGA or the image chain (27, 28);
-    prompts and latent; the cascade with its decode and the image under it. No wire runs right to left."""
+    prompts and latent; the cascade, with its decode and the image beside it (26) or under it. No wire runs right
+    to left."""
     g = Graph()
     middle = image or stages == "dype+sega"
     widths = (LOADER_W, OURS_W, PROMPTS_W, CASCADE_W) if middle else (LOADER_W, PROMPTS_W, CASCADE_W)
@@ -148,24 +155,27 @@ def _flux(name: str, *, image: bool = False, stages: str = "official") -> dict[s
     if image:
         widgets[4] = 0.6
     cascade = last.add(HIFLOW, CASCADE_H, widgets)
-    return finish_cascade(g, last, cascade, name, (unet, guidance, neg, vae, latent), NOTES[name], stage_model)
+    return finish_cascade(g, last, cascade, name, (unet, guidance, neg, vae, latent), NOTES[name], stage_model,
+                          beside=not middle)
 
 
-def finish_cascade(g: Graph, last, cascade: int, name: str, inputs: tuple[int, int, int, int, int], note: str,
-                   stage_model: int | None = None, least_save_h: float | None = None) -> dict[str, Any]:
+def finish_cascade(g: Graph, last: Column, cascade: int, name: str, inputs: tuple[int, int, int, int, int],
+                   note: str, stage_model: int | None = None, *, beside: bool = False) -> dict[str, Any]:
     """Every cascade graph's end: its inputs wired (model, positive, negative, vae, latent; stage_model if given),
-    its tiled decode and the image below it in the cascade's column (at least ``least_save_h`` tall), the note."""
+    its tiled decode and the image, down to BOTTOM (at least SAVE_MIN_H), in a column beside the cascade's
+    (``beside``) or under the cascade in its column; the note."""
     for src, slot in zip(inputs, ("model", "positive", "negative", "vae", "latent"), strict=True):
         g.link(src, 0, cascade, slot)
     if stage_model is not None:
         g.link(stage_model, 0, cascade, "stage_model")
     vae = inputs[3]
-    decode = last.add("VAEDecodeTiled", 150, [512, 64, 64, 8])
+    out = Column(g, last.x + last.width + GAP_X, SAMPLER_W) if beside else last
+    decode = out.add("VAEDecodeTiled", 150, [512, 64, 64, 8])
     g.link(cascade, 0, decode, "samples")
     g.link(vae, 0, decode, "vae")
-    room = BOTTOM - (last.bottom + GAP + TITLE_H)
-    save = last.fill("SaveImage", [f"dype/{name.removesuffix('.json').replace(' ', '_')}"],
-                     at_least=room if least_save_h is None else max(least_save_h, room))
+    room = BOTTOM - out.next_y("SaveImage")
+    save = out.fill("SaveImage", [f"dype/{name.removesuffix('.json').replace(' ', '_')}"],
+                    at_least=max(SAVE_MIN_H, room))
     g.link(decode, 0, save, "images")
     add_note(g, note)
     return g.to_json(name)

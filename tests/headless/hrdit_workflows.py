@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .graph import LOADER_W, OPTIONAL_INPUTS, OURS_W, PACK, SHAPES, Graph, columns
+from .graph import LOADER_W, OPTIONAL_INPUTS, PACK, SHAPES, Graph, columns
 from .hiflow_workflows import _FILES, _VRAM24, _VRAM80, CASCADE_W, PROMPTS_W, SEGA_DEFAULTS, finish_cascade
 
 HRDIT = "DyPESEGA_HrditCascade"
@@ -26,10 +26,6 @@ SHAPES[HRDIT] = ([("model", "MODEL"), ("positive", "CONDITIONING"), ("negative",
 OPTIONAL_INPUTS.add((HRDIT, "stage_model"))
 #: HiFlow's cascade node height (hiflow_workflows.CASCADE_H, 16 widget rows) plus five rows of 24 px.
 CASCADE_H = 518 + 5 * 24
-#: Below the node: Nodes 2.0 on a host without advanced inputs (0.3.75, frontend 1.32) draws all 21 widgets in its
-#: taller rows, 4 screen px over the decode's header without this (tests/test_browser_ui.py).
-NODES2_ROOM = 40
-SAVE_MIN_H = 58  # the least the frontends draw a SaveImage node (a smaller saved height comes back as 58)
 SEED = 3407  # inference.py --seed
 # The node's defaults = the official run (e4aa8c6), in widget order; the seed, then the frontend's
 # control_after_generate value.
@@ -44,6 +40,12 @@ FIRST_NUMBER = 36  # after I-Max's 35
 #: The peak VRAM is the 4096² stage's step: one model call at 4096², as one 4096² pass (workflow 02; HiFlow's
 #: figures, hiflow_workflows' _VRAM24 / _VRAM80), HAP's masks a few MB. No time figure: HAP's saving is FlexAttention's
 #: on CUDA, which no machine here has run (docs/hrdit.md); the note says what the time is made of instead.
+#: HAP's time: fewer attention FLOPs where FlexAttention runs (CUDA), not yet timed on a GPU (docs/hrdit.md); without
+#: triton it takes an exact masked path (the same image), of which no speed is claimed.
+_HAP_TIME = ("HAP is expected to save time on CUDA (fewer attention FLOPs; not yet timed on a GPU); without triton "
+             "(e.g. the Windows portable ComfyUI) it runs on an exact masked path.")
+#: Nunchaku's FLUX.1 takes no attention override, so SPA and HAP (on in both graphs) are refused on it.
+_NUNCHAKU = "**Nunchaku FLUX:** not for this graph: SPA and HAP are refused on it (its fused attention takes no override)."
 _OOM = """**Out of memory?** In this order: weight_dtype **fp8_e4m3fn** on the model loader; VAE Decode (Tiled) \
 tile_size **256**, overlap 32; start ComfyUI with **--lowvram**; a smaller final size: **scales 2, 3** (3072²)."""
 NOTES = {FLUX_HRDIT: f"""# FLUX.1-dev · 4096² · HRDiT cascade (official)
@@ -55,6 +57,8 @@ run's (zylwithxy/HRDiT: inference.py, configs/pipeline.json). **T5TokenizerOptio
 as the official code does (HAP counts it as text).
 {_FILES}
 
+{_NUNCHAKU}
+
 **Where this differs, on purpose:**
 - **VAE Decode (Tiled)**: a plain decode of 4096² needs several GB more VRAM.
 - **Seed fixed** (the official 3407): the same image on every run; change it for another. docs/hrdit.md lists \
@@ -65,8 +69,7 @@ every difference from the official code.
 - 24 GB card (RTX 4090): weight_dtype **fp8_e4m3fn** (the file alone is 22 GB); peak {_VRAM24} VRAM.
 - 80 GB card (A100 / H100): peak {_VRAM80} VRAM.
 - Time: HiFlow's cascade (workflow 26) with one more 2048² step, SPA's 3 bundle variants on 3 steps at 2048², and \
-HAP's pruned attention (at 4096² about 10 % of the attention entries) on every stage step. HAP saves time only \
-with CUDA's FlexAttention (PyTorch 2.5+); elsewhere it computes the same image at full cost.
+HAP's pruned attention (at 4096² about 10 % of the attention entries) on every stage step. {_HAP_TIME}
 
 {_OOM}""",
          # SEGA alone, not DyPE -> SEGA: docs/hrdit.md's composition section and notes.py's _SEGA_ALONE
@@ -83,7 +86,7 @@ HiFlow's cascade). **T5TokenizerOptions min_length 512** pads the prompt as the 
 
 {_FILES}
 
-**Nunchaku FLUX:** not for this graph: SPA and HAP are refused on it (its fused attention takes no override).
+{_NUNCHAKU}
 
 **Where this differs, on purpose:**
 - **stage_model**: SEGA in the stages instead of the official stage model (ours; leave it empty for the official \
@@ -95,27 +98,22 @@ HRDiT cascade, workflow 36).
 4096² pass (workflow 02).
 - 24 GB card (RTX 4090): weight_dtype **fp8_e4m3fn** (the file alone is 22 GB); peak {_VRAM24} VRAM.
 - 80 GB card (A100 / H100): peak {_VRAM80} VRAM.
-- Time: workflow 36's, plus SEGA's FFT and patch embedding on each stage step. HAP saves time only with CUDA's \
-FlexAttention (PyTorch 2.5+); elsewhere it computes the same image at full cost.
+- Time: workflow 36's, plus SEGA's FFT and patch embedding on each stage step. {_HAP_TIME}
 
 {_OOM}"""}
 
 
 def _flux(name: str, *, sega: bool = False) -> dict[str, Any]:
-    """Loaders; [SEGA Attention, 37]; prompts and latent; the cascade with its decode and the image under it (no wire
-    right to left)."""
+    """Loaders; prompts and latent, [SEGA Attention under them, 37]; the cascade; its decode and the image beside it
+    (no wire right to left). SEGA sits under the prompts rather than in a column of its own: with the image's column
+    the graph would be six columns wide, its fit zoom about 0.68 instead of 0.76."""
     g = Graph()
-    widths = (LOADER_W, OURS_W, PROMPTS_W, CASCADE_W) if sega else (LOADER_W, PROMPTS_W, CASCADE_W)
-    loaders, *rest = columns(g, *widths)
-    ours, prompts, last = rest if sega else (None, *rest)
+    loaders, prompts, last = columns(g, LOADER_W, PROMPTS_W, CASCADE_W)
     unet = loaders.add("UNETLoader", 82, ["flux1-dev.safetensors", "default"])
     clip = loaders.add("DualCLIPLoader", 130, ["clip_l.safetensors", "t5xxl_fp16.safetensors", "flux", "default"])
     vae = loaders.add("VAELoader", 60, ["ae.safetensors"])
     options = loaders.add("T5TokenizerOptions", 82, [0, 512])
     g.link(clip, 0, options, "clip")
-    if sega:
-        stage_model = ours.add("DyPESEGA_SEGAAttention", 345, SEGA_DEFAULTS)
-        g.link(unet, 0, stage_model, "model")
     pos = prompts.add("CLIPTextEncode", 200, [PROMPT])
     g.link(options, 0, pos, "clip")
     guidance = prompts.add("FluxGuidance", 60, [3.5])
@@ -123,10 +121,13 @@ def _flux(name: str, *, sega: bool = False) -> dict[str, Any]:
     neg = prompts.add("ConditioningZeroOut", 50, [])
     g.link(pos, 0, neg, "conditioning")
     latent = prompts.add("EmptySD3LatentImage", 110, [1024, 1024, 1])
+    stage_model = None
+    if sega:
+        stage_model = prompts.add("DyPESEGA_SEGAAttention", 345, SEGA_DEFAULTS)
+        g.link(unet, 0, stage_model, "model")
     cascade = last.add(HRDIT, CASCADE_H, list(OFFICIAL))
-    last.bottom += NODES2_ROOM
-    return finish_cascade(g, last, cascade, name, (unet, guidance, neg, vae, latent), NOTES[name],
-                          stage_model if sega else None, least_save_h=SAVE_MIN_H)
+    return finish_cascade(g, last, cascade, name, (unet, guidance, neg, vae, latent), NOTES[name], stage_model,
+                          beside=True)
 
 
 def build_hrdit() -> dict[str, dict[str, Any]]:

@@ -65,7 +65,7 @@ ComfyUI with **--lowvram**; a smaller final size: **scales 3** (3072²)."""}
 
 
 def _flux(name: str) -> dict[str, Any]:
-    """Loaders; prompts and latent; the cascade with its decode and the image under it (no wire right to left)."""
+    """Loaders; prompts and latent; the cascade; its decode and the image beside it (no wire right to left)."""
     g = Graph()
     loaders, prompts, last = columns(g, LOADER_W, PROMPTS_W, CASCADE_W)
     unet = loaders.add("UNETLoader", 82, ["flux1-dev.safetensors", "default"])
@@ -81,7 +81,7 @@ def _flux(name: str) -> dict[str, Any]:
     g.link(pos, 0, neg, "conditioning")
     latent = prompts.add("EmptySD3LatentImage", 110, [1024, 1024, 1])
     cascade = last.add(IMAX, CASCADE_H, list(OFFICIAL))  # the classic renderer's computeSize for its widgets, too
-    return finish_cascade(g, last, cascade, name, (unet, guidance, neg, vae, latent), NOTES[name])
+    return finish_cascade(g, last, cascade, name, (unet, guidance, neg, vae, latent), NOTES[name], beside=True)
 
 
 def build_imax() -> dict[str, dict[str, Any]]:

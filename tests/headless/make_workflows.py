@@ -26,7 +26,7 @@ try:
     from .family_spec import FamilyWorkflow
     from .graph import WORKFLOWS_DIR, Column, Graph, Layout, add_note
     from .image_families import SPECS
-    from .notes import NOTES, family_note
+    from .notes import NOTES, NUNCHAKU_FLUX, family_note
 except ImportError:  # run as a script: python tests/headless/make_workflows.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from headless.card_names import card_name
@@ -34,7 +34,7 @@ except ImportError:  # run as a script: python tests/headless/make_workflows.py
     from headless.family_spec import FamilyWorkflow
     from headless.graph import WORKFLOWS_DIR, Column, Graph, Layout, add_note
     from headless.image_families import SPECS
-    from headless.notes import NOTES, family_note
+    from headless.notes import NOTES, NUNCHAKU_FLUX, family_note
 
 # Our nodes' widget values in the examples: the nodes' defaults, in widget order (the variant, last, set per family).
 DYPE_DEFAULTS = ["yarn", True, 2.0, 2.0, 0, "multiply", "auto"]
@@ -203,20 +203,21 @@ FLUX_DEV_UHD = "FLUX.1-dev 3840x2160 DyPE.json"
 # name's start. 1.53 (MiniSearch) finds any word, or the start of one. So every name starts with what people search
 # for and what the card picture shows, shortest first: the number (the order A → Z and a by-name listing show: 0.38
 # lists each pack's templates sorted by file name), the recipe, "video" for a video, the size ("4K" and the pixels),
-# then the model, the same words as the card picture's model line (test_workflow_cards.py checks both).
+# then the model, the same words as the card picture's model line (test_workflow_cards.py checks both), and "or
+# Nunchaku" where the note says how to run it on Nunchaku (``shipped``).
 def _keys() -> list[str]:
     """All workflows in card order: the published SEGA recipe and plain DyPE on Flux.1-dev first, the other Flux.1
     and Qwen-Image ones, every other image family A→Z, then video, then the HiFlow cascades."""
     families = sorted((spec.file for spec in SPECS), key=str.lower)
     return [FLUX_KREA_SEGA, FLUX_DEV_4096, FLUX_DEV_UHD, FLUX_KREA_4096, QWEN_4096, *families,
-            *_video_workflows().NAMES, *_hiflow_workflows().NAMES]
+            *_sibling("video_workflows").NAMES, *_sibling("hiflow_workflows").NAMES]
 
 
 def _numbers() -> dict[str, int]:
     """Each key's card number: the workflows above in order from 1, then the paper settings' and the newest models'
     fixed numbers (their modules' FIRST_NUMBER on), each group after the one before."""
     numbers = {k: number for number, k in enumerate(_keys(), start=1)}
-    for group in (_paper_workflows(), _sibling("newest_workflows"), _sibling("imax_workflows"),
+    for group in (_sibling("paper_workflows"), _sibling("newest_workflows"), _sibling("imax_workflows"),
                   _sibling("hrdit_workflows")):
         if len(numbers) >= group.FIRST_NUMBER:
             raise ValueError(f"{len(numbers)} workflows come before {group.__name__}.FIRST_NUMBER {group.FIRST_NUMBER}")
@@ -225,8 +226,17 @@ def _numbers() -> dict[str, int]:
 
 
 def shipped(key: str) -> str:
-    """The file name in workflows/ of the workflow with this key."""
-    return card_name(key, _numbers()[key])
+    """The file name in workflows/ of the workflow with this key ("or Nunchaku" where its note says how)."""
+    return card_name(key, _numbers()[key], nunchaku=NUNCHAKU_FLUX in _written_notes().get(key, ""))
+
+
+def _written_notes() -> dict[str, str]:
+    """Key → note of every note written out in a module (the other families' are built from their spec, and none of
+    them is a FLUX.1 model)."""
+    newest = _sibling("newest_workflows")
+    written = [_sibling(name).NOTES for name in ("paper_workflows", "hiflow_workflows", "imax_workflows",
+                                                 "hrdit_workflows")]
+    return {**NOTES, **{k: v for notes in written for k, v in notes.items()}, newest.QWEN21_4096: newest.NOTE}
 
 
 def build_all() -> dict[str, dict[str, Any]]:
@@ -246,9 +256,9 @@ def build_all() -> dict[str, dict[str, Any]]:
             FLUX_DEV_UHD, "flux1-dev.safetensors", sega=False, width=3840, height=2160, guidance=3.5,
             prompt=PROMPT_WIDE, seed=2024, slug="flux1-dev_3840x2160"),
         **{spec.file: family_workflow(spec) for spec in SPECS},
-    } | _video_workflows().build_video() | _paper_workflows().build_paper() | _hiflow_workflows().build() \
-        | _sibling("newest_workflows").build_newest() | _sibling("imax_workflows").build_imax() \
-        | _sibling("hrdit_workflows").build_hrdit()
+    } | _sibling("video_workflows").build_video() | _sibling("paper_workflows").build_paper() \
+        | _sibling("hiflow_workflows").build() | _sibling("newest_workflows").build_newest() \
+        | _sibling("imax_workflows").build_imax() | _sibling("hrdit_workflows").build_hrdit()
     return {shipped(key): built[key] for key in _numbers()}
 
 
@@ -258,18 +268,6 @@ def _sibling(name: str):
     import importlib
 
     return importlib.import_module(f"{__package__ or 'headless'}.{name}")
-
-
-def _video_workflows():
-    return _sibling("video_workflows")
-
-
-def _paper_workflows():
-    return _sibling("paper_workflows")
-
-
-def _hiflow_workflows():
-    return _sibling("hiflow_workflows")
 
 
 def render(workflow: dict[str, Any]) -> str:

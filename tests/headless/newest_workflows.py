@@ -15,6 +15,7 @@ from typing import Any
 
 from .graph import CORE, MODEL_URLS, OPTIONAL_INPUTS, SHAPES, Graph, Layout, add_note
 from .make_workflows import _patches
+from .registry import NEWER_HOST
 
 SHAPES["TextEncodeQwenImage21"] = (
     [("clip", "CLIP"), ("images.image_1", "IMAGE"), ("vae", "VAE")],
@@ -44,19 +45,20 @@ PROMPT_STUDIO = (
 NOTE = f"""\
 # Qwen-Image 2.1 · 4096×4096 · SEGA recipe
 
+**Needs ComfyUI {NEWER_HOST[QWEN21_UNET]} or newer** (it brought Qwen-Image 2.1): an older one reports \
+TextEncodeQwenImage21 missing. The pack's support was tested on a stand-in written from ComfyUI's code, not on the \
+model itself (docs/models.md, Qwen-Image 2.1).
+
 4096×4096 in one pass; the pack takes Qwen-Image 2.1 as trained at 2752×2752 (its README's largest native side: \
 2048×2048 … 2752×1536), so that is 1.5× per side.
-
-**Needs ComfyUI 0.37 or newer.** The pack's support was tested on a stand-in written from ComfyUI's code, not on \
-the model itself (docs/models.md, Qwen-Image 2.1).
 
 **Model files** (from ComfyUI's template **image_qwen_image_2_1_t2i**; the loaders offer the download links):
 - diffusion_models: **{QWEN21_UNET}** (or qwen_image_2.1_bf16.safetensors)
 - text_encoders: **{QWEN21_TE}** (or qwen3vl_8b_bf16.safetensors), type qwen_image
 - vae: **{QWEN21_VAE}**
 
-**Recipe** (as the template): euler, simple, 25 steps, cfg 1 (the official pipeline: about 40), TextEncodeQwenImage21 \
-for both prompts (connect reference images and the VAE to it to edit).
+**Recipe** (as the template): euler, simple, 25 steps (the official pipeline runs about 40), cfg 1, \
+TextEncodeQwenImage21 for both prompts (connect reference images and the VAE to it to edit).
 
 **SEGA Attention alone, recipe paper**: what the SEGA authors' Aesthetic-4K grid favours for Qwen-Image at every \
 shape (README; measured on Qwen-Image, not on 2.1). Its base_resolution 0 means 2752 px for Qwen-Image 2.1. \

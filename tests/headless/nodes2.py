@@ -2,13 +2,15 @@
 
 There every node is a DOM element (``[data-node-id]``) sized by its content, so the classic checks of
 headless/browser.py (which draw from LiteGraph's saved geometry) do not apply: here each node's element is measured
-on screen, probed at nine points for what covers it, and the note's markdown for a cut-off last line.
+on screen, against the others' and probed at nine points for what covers it, and the note's markdown for a cut-off
+last line; ``show_advanced`` unfolds every node as a user does.
 
 Frontend 1.32 rescales a classic workflow's geometry 1.2× when it opens it with Nodes 2.0 on (``Comfy.VueNodes
 .AutoScaleLayout``, on by default: ``ensureCorrectLayoutScale``) and then restores the file's saved view over the
 compensating zoom (``app.loadGraphData``: the scale first, ``extra.ds`` after), so no view saved for the classic
-renderer fits there; the pack's frontend extension (nodes/web/fit_rescaled_view.js) then fits the view. 1.47 and
-1.53 keep the saved geometry. ``rescaled`` detects the 1.32 behaviour from the graph itself, never from a version.
+renderer fits there; the pack's frontend extension (nodes/web/fit_rescaled_view.js) then fits the view. 1.47,
+1.53 and 1.58 keep the saved geometry. ``rescaled`` detects the 1.32 behaviour from the graph itself, never from a
+version.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ def enable(page) -> None:
         page.evaluate("() => app.extensionManager.setting.set('Comfy.VueNodes.Enabled', true)")
 
 
-# The note's text in a Vue note: the markdown widget's rendered content. Frontends 1.32, 1.47 and 1.53 all draw it as
+# The note's text in a Vue note: the markdown widget's rendered content. Frontends 1.32 to 1.58 all draw it as
 # .comfy-markdown-content inside .widget-markdown (no .ProseMirror: that is the classic renderer's editor).
 NOTE_TEXT = ".widget-markdown .comfy-markdown-content"
 # Every node element on screen: its box (CSS px), the points inside it where another element is hit first; for the
@@ -70,6 +72,17 @@ def view(page, workflow: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
+def show_advanced(page) -> int:
+    """Press every node's "Show advanced inputs" button, as a user unfolds a node's advanced inputs (frontends 1.47
+    and later, on a host with advanced inputs; 1.32 shows every input and has none). Returns how many it pressed."""
+    return page.evaluate("""() => {
+        const buttons = Array.from(document.querySelectorAll('[data-node-id] button'))
+            .filter(b => /^\\s*show advanced/i.test(b.innerText));
+        buttons.forEach(b => b.click());
+        return buttons.length;
+    }""")
+
+
 def settled(page, count: int) -> None:
     """Wait until ``count`` node elements exist and they and the view stop moving (content sizes them a frame late)."""
     page.wait_for_function("n => document.querySelectorAll('[data-node-id]').length === n", arg=count, timeout=30_000)
@@ -88,24 +101,32 @@ def refitted(page, saved_scale: float) -> None:
     page.wait_for_function("s => Math.abs(app.canvas.ds.scale - s) > 1e-3", arg=saved_scale, timeout=15_000)
 
 
-def rescaled(page, workflow: dict[str, Any]) -> bool:
-    """Whether the frontend grew the file's node geometry on open (1.32's 1.2× auto-scale), read from the graph: the
-    note's width (content never widens it; other nodes may also grow to fit their widgets)."""
+def grown(page, workflow: dict[str, Any]) -> float:
+    """How much the frontend grew the file's node geometry on open (1.32's auto-scale: 1.2; else 1), read from the
+    graph: the note's width (content never widens it; other nodes may also grow to fit their widgets)."""
     note = next(n for n in workflow["nodes"] if n["type"] == "MarkdownNote")
-    width = page.evaluate("id => app.graph.getNodeById(id).size[0]", note["id"])
-    return abs(width / note["size"][0] - 1.2) < 0.01
+    return page.evaluate("id => app.graph.getNodeById(id).size[0]", note["id"]) / note["size"][0]
+
+
+def rescaled(page, workflow: dict[str, Any]) -> bool:
+    """Whether the frontend grew the file's node geometry on open by 1.32's 1.2× (``grown``)."""
+    return abs(grown(page, workflow) - 1.2) < 0.01
 
 
 def problems(view: dict[str, Any], width: int, height: int, chrome_ok: bool = False) -> list[str]:
-    """A node partly off screen or covered (by another node or the frontend's chrome), or a note whose text is cut.
-    ``chrome_ok``: a node under the frontend's bottom-right chrome (minimap, canvas controls) is tolerated: after a
-    fit view, which the frontend computes, not our layout."""
+    """A node partly off screen, overlapping another or covered (by another node or the frontend's chrome), or a note
+    whose text is cut. ``chrome_ok``: a node under the frontend's bottom-right chrome (minimap, canvas controls) is
+    tolerated: after a fit view, which the frontend computes, not our layout."""
+    from .browser import overlaps
+
     out: list[str] = []
     for n in view["nodes"]:
         where = f"node {n['id']} '{n['title']}' at {[round(v) for v in n['box']]}"
         left, top, right, bottom = n["box"]
         if not (0 <= left and right <= width and 0 <= top and bottom <= height):
             out.append(f"{where}: not entirely on screen")
+        out += [f"{where} overlaps node {o['id']} '{o['title']}'" for o in view["nodes"]
+                if o["id"] > n["id"] and overlaps(n["box"], o["box"])]
         covered = [c[:3] for c in n["covered"] if not (chrome_ok and c[3])]  # c[3]: the point is on that chrome
         if covered:
             out.append(f"{where}: covered at {covered}")

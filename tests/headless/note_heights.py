@@ -9,11 +9,16 @@ width. The generator (make_workflows.py) sizes a note as the tallest measurement
 refuses to write a note whose text was not measured in each of them; tests/test_browser.py checks on both hosts
 that every note's text is entirely visible.
 
-Measure after changing a note (each command measures in the frontend its host pins, or the one named):
+The same session measures every node's height with Nodes 2.0 on and its advanced inputs shown (node_heights.py),
+which the generator leaves room for. Measure after changing a note or a node's inputs (each command measures in the
+frontend its host pins, or the one named):
 
     .venv/bin/python tests/headless/note_heights.py
     COMFYUI_PATH=$PWD/.hosts/comfyui-0.30.0 .venv/bin/python tests/headless/note_heights.py
     COMFYUI_PATH=$PWD/.hosts/comfyui-0.30.0 DYPE_SEGA_FRONTEND=1.53.6 .venv/bin/python tests/headless/note_heights.py
+    COMFYUI_PATH=$PWD/.hosts/comfyui-0.30.0 DYPE_SEGA_FRONTEND=1.58.1 .venv/bin/python tests/headless/note_heights.py
+
+(``--nodes-only``: the nodes alone, after a change to a node's inputs.)
 """
 
 from __future__ import annotations
@@ -28,9 +33,10 @@ from pathlib import Path
 logger = logging.getLogger(__name__)
 
 DATA = Path(__file__).resolve().with_name("note_heights.json")
-# The frontends the two test hosts pin (ComfyUI 0.3.75: 1.32.9, 0.30.0: 1.47.12; their requirements.txt) and the one
-# ComfyUI 0.38 pins (server.NEWEST_FRONTEND, measured on the 0.30 host with DYPE_SEGA_FRONTEND=1.53.6).
-FRONTENDS = ("1.32.9", "1.47.12", "1.53.6")
+# The frontends the two test hosts pin (ComfyUI 0.3.75: 1.32.9, 0.30.0: 1.47.12; their requirements.txt), the one
+# ComfyUI 0.38 pins and the newest on PyPI (server.EXTRA_FRONTENDS, measured on the 0.30 host with
+# DYPE_SEGA_FRONTEND=<version>).
+FRONTENDS = ("1.32.9", "1.47.12", "1.53.6", "1.58.1")
 # Each is measured twice: in its own font, and in a wider one, as a user's system may substitute (DejaVu Sans, wider
 # than Arial and Inter, is Debian's default sans and chromium's dependency). The note is sized to the taller.
 WIDE = " wide"
@@ -55,6 +61,11 @@ def load() -> dict[str, dict[str, list[float]]]:
     return json.loads(DATA.read_text(encoding="utf-8")) if DATA.is_file() else {}
 
 
+def measuring() -> bool:
+    """Whether the workflows are being built for a measurement (every measured height then stands in)."""
+    return _measuring
+
+
 def height(text: str, width: int) -> int:
     """The note's node height: its text measured in every frontend of FRONTENDS, the tallest, plus MARGIN."""
     if _measuring:
@@ -69,13 +80,14 @@ def height(text: str, width: int) -> int:
                + MARGIN)
 
 
-def measure() -> str:
+def measure(notes: bool = True) -> str:
     """Measure every shipped workflow's note in the frontend the current host pins (or DYPE_SEGA_FRONTEND names), in
-    its own font and in WIDE_FONT; rewrite its two tables. Returns the frontend version."""
+    its own font and in WIDE_FONT (``notes``), and its nodes (node_heights.py); rewrite the frontend's tables. Returns
+    the frontend version."""
     global _measuring
     import host
 
-    from . import browser, make_workflows
+    from . import browser, make_workflows, node_heights
 
     reason = browser.missing()
     if reason:
@@ -88,10 +100,15 @@ def measure() -> str:
     host.comfyui_root()
     with tempfile.TemporaryDirectory() as tmp, browser.session(Path(tmp)) as s:
         browser.close_dialogs(s.page)
-        measured = _measure_all(s.page, workflows)
-        s.page.add_style_tag(content=WIDE_CSS)
-        wide = _measure_all(s.page, workflows)
+        nodes = node_heights.measure_all(s.page, workflows)
+        if notes:
+            measured = _measure_all(s.page, workflows)
+            s.page.add_style_tag(content=WIDE_CSS)
+            wide = _measure_all(s.page, workflows)
         frontend = s.frontend
+    node_heights.write(frontend, nodes)
+    if not notes:
+        return frontend
     table = load()
     table[frontend], table[frontend + WIDE] = measured, wide
     lines = [f"  {json.dumps(frontend)}: {{\n" + ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in rows.items())
@@ -118,7 +135,7 @@ def _measure_all(page, workflows: dict[str, dict]) -> dict[str, list[float]]:
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    from headless import note_heights
+    from headless import node_heights, note_heights
 
-    version = note_heights.measure()
-    print(f"measured the notes in frontend {version}: {DATA}")
+    version = note_heights.measure(notes="--nodes-only" not in sys.argv[1:])
+    print(f"measured the notes and nodes in frontend {version}: {DATA}, {node_heights.DATA}")

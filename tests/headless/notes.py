@@ -37,7 +37,7 @@ _SEGA_ALONE = ("**The published SEGA recipe:** **SEGA Attention** alone on its d
                "diffusers port's flat-sky measurement (Laplacian variance 76.5 with plain DyPE → 12.7 with its "
                "SEGA; recipe **diffusers port** reproduces that code). It changes the model only above its trained "
                "size (1024 px for Flux.1). DyPE underneath is our composition: workflow **04 DyPE + SEGA 4K 4096px "
-               "FLUX.1-Krea-dev**.")
+               "FLUX.1-Krea-dev or Nunchaku**.")
 
 
 def _differs(size: str, steps: str | None = None) -> str:

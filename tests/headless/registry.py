@@ -77,12 +77,17 @@ MODEL_FAMILY: dict[str, str] = {
     "flux1-dev-kontext_fp8_scaled.safetensors": "flux",
     "qwen_image_2.1_int8_convrot.safetensors": "qwen_image21",
 }
+#: The ComfyUI release that brought a model newer than every test host: its card and the top of its note say so,
+#: before the frontend's missing-node dialog does. Qwen-Image 2.1 came with ComfyUI 0.37 (newest_workflows.py); the
+#: pack's support is tested on a stand-in.
+NEWER_HOST: dict[str, str] = {"qwen_image_2.1_int8_convrot.safetensors": "0.37"}
 # What a host must have, beyond the family's model class, to run a model file's workflow: (module, attribute, what).
 # Flux.2 Klein is a Flux2 model (0.3.75 has the class) with a Qwen3 text encoder that came later.
 MODEL_NEEDS: dict[str, tuple[str, str, str]] = {
     "flux-2-klein-4b.safetensors": ("comfy.text_encoders.flux", "klein_te", "Flux.2 Klein's Qwen3 text encoder"),
-    # Qwen-Image 2.1 came with ComfyUI 0.37 (newest_workflows.py); the pack's support is tested on a stand-in
-    "qwen_image_2.1_int8_convrot.safetensors": ("comfy.model_base", "QwenImage21", "Qwen-Image 2.1 (ComfyUI 0.37+)"),
+    "qwen_image_2.1_int8_convrot.safetensors": (
+        "comfy.model_base", "QwenImage21",
+        f"Qwen-Image 2.1 (ComfyUI {NEWER_HOST['qwen_image_2.1_int8_convrot.safetensors']}+)"),
 }
 
 

@@ -76,10 +76,13 @@ def templates_path(root: Path) -> tuple[Path | None, str]:
                       "run scripts/browser-setup.sh to put the pinned one under .hosts/")
 
 
-#: The frontend ComfyUI 0.38 pins (its requirements.txt: comfyui-frontend-package==1.53.6), newer than either test
-#: host's. The browser test runs it too, on the 0.30 host, with ``DYPE_SEGA_FRONTEND=1.53.6`` (.ci/run);
-#: scripts/browser-setup.sh puts it under .hosts/.
-NEWEST_FRONTEND = "1.53.6"
+#: Frontends newer than either test host's, which the browser test also runs on the 0.30 host, each with
+#: ``DYPE_SEGA_FRONTEND=<version>`` (.ci/run); scripts/browser-setup.sh puts each under .hosts/. The one ComfyUI 0.38
+#: pins (its requirements.txt: comfyui-frontend-package==1.53.6) and the newest on PyPI (``pip index versions
+#: comfyui-frontend-package``: 1.58.1, checked when it was added here; raise it with a look at that frontend).
+COMFYUI_038_FRONTEND = "1.53.6"
+NEWEST_FRONTEND = "1.58.1"
+EXTRA_FRONTENDS = (COMFYUI_038_FRONTEND, NEWEST_FRONTEND)
 FRONTEND_ENV = "DYPE_SEGA_FRONTEND"  # a version (a copy under .hosts/frontend-<version>) or a --target folder
 
 
@@ -93,7 +96,7 @@ def chosen_frontend() -> tuple[Path, str] | None:
     infos = sorted(folder.glob("comfyui_frontend_package-*.dist-info"))
     if not (static / "index.html").is_file() or not infos:
         raise LookupError(f"{FRONTEND_ENV}={chosen}: no comfyui-frontend-package in {folder}; run scripts/browser-setup.sh "
-                          f"(it installs {NEWEST_FRONTEND} there) or pip install --target it")
+                          f"(it installs {', '.join(EXTRA_FRONTENDS)} there) or pip install --target it")
     return static, infos[-1].name.removeprefix("comfyui_frontend_package-").removesuffix(".dist-info")
 
 
