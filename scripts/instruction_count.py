@@ -12,9 +12,11 @@ of the cascades' timed round (the bench's ``span`` hook), one call of each per-c
 prints the instructions per route (of the model calls only, as the bench's "inside the model calls" row) and per
 variant, with their ratios. Needs Linux, valgrind (callgrind.h) and a C compiler for the 10-line client-request
 helper it builds in a temporary directory. Not shipped (scripts/ is not part of the pack); about 10-20 minutes at the
-defaults. Caveat: instructions are not time; memory-bound work (page faults of fresh memory: the bench's "floor")
-costs time that no user-space instruction shows, and valgrind reports the CPU as AVX2 at most, so torch runs its
-AVX2 kernels here.
+defaults. Caveats: instructions are not time; memory-bound work (page faults of fresh memory: the bench's "floor")
+costs time that no user-space instruction shows. Valgrind emulates AVX2's fused multiply-adds lane by lane in C
+(a 512 x 512 matrix product: 6.2 s under it against 2.8 ms natively), so the child runs torch's and MKL's SSE4.2
+kernels instead (``SSE_KERNELS``: 25 ms there): the counts are of that code path, not of the AVX-512 one a native
+run takes on this machine.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from pathlib import Path
 
 PACK_DIR = Path(__file__).resolve().parents[1]
 PACKAGE = "dype_sega"
+#: torch's, MKL's and oneDNN's kernels without AVX2 / FMA, which valgrind emulates hundreds of times slower.
+SSE_KERNELS = {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2", "DNNL_MAX_CPU_ISA": "SSE41"}
 HELPER = r"""
 #include <valgrind/callgrind.h>
 void cg_start(void) { CALLGRIND_START_INSTRUMENTATION; }
@@ -73,6 +77,7 @@ def _child(args: argparse.Namespace) -> None:
     import torch
 
     torch.set_num_threads(1)
+    print(f"torch's CPU kernels: {torch.backends.cpu.get_cpu_capability()}", flush=True)
     started = [False]
     last = [None]
 
@@ -148,7 +153,7 @@ def main() -> int:
             command += ["--call", *case]
         print(f"load average at start {', '.join(f'{v:.1f}' for v in os.getloadavg())} (instruction counts do not "
               "depend on it)", flush=True)
-        subprocess.run(command, check=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+        subprocess.run(command, check=True, env={**os.environ, "PYTHONHASHSEED": "0", **SSE_KERNELS})
         counts = _counts(work)
     routes = {k[len("route "):]: v for k, v in counts.items() if k.startswith("route ")}
     if routes:
