@@ -121,14 +121,23 @@ def test_one_part_alone_prints_its_figures(tmp_path):
     assert "| FLOPs of those model calls on the tiny model, GFLOP (counted; " in result.stdout
     assert "| the same calls, CPU time of this process, s (a second clock) |" in result.stdout  # the test host: CPU
     lines = summary.read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 4, lines
-    for line, name in zip(lines[1:], ("HiFlow", "I-Max", "HRDiT"), strict=True):
+    assert len(lines) == 5, lines
+    for line, name in zip(lines[1:4], ("HiFlow", "I-Max", "HRDiT"), strict=True):
         assert line.startswith(f"{name} vs one pass, tiny FLUX 32² -> 128²: model-call time "), line
         assert "(CPU time " in line and "beside the tiny model's FLOPs" in line, line
-    assert "FLUX.1-dev model FLOPs 0.162, HAP counted dense 0.423; on the CPU HAP runs blockwise over its" in lines[3]
+    assert ("FLUX.1-dev model FLOPs 0.162 (HAP's kept entries), 0.172 with HAP's whole 128x128 tiles (what "
+            "FlexAttention computes on a GPU), HAP counted dense 0.423; on the CPU HAP runs blockwise over its"
+            in lines[3])
+    assert lines[4] == (  # README's floor: one FLUX.1-dev call counted twice, at the H100's bf16 dense peak
+        "One pass at FLUX.1-dev size: 30 calls at 4096x4096, each 3.908 PFLOP counted by PyTorch's FLOP counter on "
+        "ComfyUI's Flux at FLUX.1-dev's config (meta device), 3.908 by the formula of the rows above; at an H100 SXM's "
+        "bf16 dense peak (989.4 TFLOPS) its 30 calls take at least 119 s, 28 of them 111 s (an RTX 4090's, 165.2 "
+        "TFLOPS: 11 min)."), lines[4]
     assert ("| measure | one pass | HiFlow | HiFlow/one pass | I-Max | I-Max/one pass | HRDiT | HRDiT/one pass |"
             in result.stdout)
-    assert ("HRDiT's model calls at FLUX.1-dev size: 30 at 1024x1024 (dense); 14 at 2048x2048 (HAP keeps 29.9 %); 3 at "
-            "2048x2048 (HAP keeps 29.9 %, SPA 3 attentions a block); 10 at 4096x4096 (HAP keeps 10.4 %). The tiny run: "
+    assert ("HRDiT's model calls at FLUX.1-dev size: 30 at 1024x1024 (dense); 14 at 2048x2048 (HAP keeps 29.9 % of the "
+            "entries, 33.1 % of the tiles); 3 at 2048x2048 (HAP keeps 29.9 % of the entries, 33.1 % of the tiles, SPA 3 "
+            "attentions a block); 10 at 4096x4096 (HAP keeps 10.4 % of the entries, 13.6 % of the tiles). The tiny run: "
             "SPA with group_num 3 (the real run's variants per stage on the tiny grids), 3 SPA calls, 27 HAP calls"
             in result.stdout)
+    assert "| the same, HRDiT's HAP as FlexAttention computes it on a GPU: whole 128x128 tiles, PFLOP |" in result.stdout

@@ -88,7 +88,7 @@ def test_both_gauges_agree_on_stock_and_ours(comfy_host):
         pytest.skip(f"no resident-pages gauge on this machine: {problem}")
     bench = host.pack_submodule("nodes.bench.embedder_rows")
     peaks = bench.memory_row(bench.Case("flux", 2048, 1), torch.device("cpu"))
-    assert set(peaks) == {"stock", "yarn", "sega"}
+    assert set(peaks) == {"stock", "yarn", "sega", "paper", "dype_paper"}
     for name, peak in peaks.items():
         assert peak.agrees(), (name, peak)
         assert peak.record > 4, (name, peak)  # at least the 4.3 MiB float32 table

@@ -164,30 +164,36 @@ def main(argv: Sequence[str], prog: str = "bench") -> int:
 
 def _call_table(args: argparse.Namespace, device: torch.device, summary: Summary, run_lines: list[str]) -> list[str]:
     """The per-call table, printed row by row; peak memory (Flux 4096²) goes to the per-run rows."""
-    from .embedder_rows import Case, embedder_row, memory_row
-    from .report import STOCK_PATH, call_row, call_summary, memory_rows, memory_summary
+    from .embedder_rows import Case, embedder_row, memory_row, paper_flops
+    from .report import STOCK_PATH, call_header, call_row, call_summary, memory_rows, memory_summary, paper_line
 
-    lines = ["", "Per model call (ms, medians; ours = the whole per-call work: schedule + table; SEGA step = "
-             "schedule + FFT + allocation + table, recipe refined; paper embed = what recipe paper adds per step: "
-             "the patch embedding's channel mean over the latent, Linear 64 -> 3072; at or below the trained size "
-             f"ours runs stock's own embedder: \"{STOCK_PATH}\", no ratio):", "",
-             "| case | stock | yarn | ntk | pi | SEGA step | paper embed | floor | yarn/stock | SEGA/stock | "
-             "yarn/floor |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["", "Per model call (ms, medians; ours = the whole per-call work: schedule + table; DyPE + SEGA refined = "
+             "schedule + the latent's FFT + allocation + table; SEGA paper (the SEGA node's default recipe, alone) "
+             "and DyPE + SEGA paper = schedule + the model's patch embedding over the latent (Linear 64 -> 3072, "
+             "its channel mean) + its FFT + allocation + table; the spectrum is once per step, the table once per "
+             f"call; at or below the trained size ours runs stock's own embedder: \"{STOCK_PATH}\", no ratio):", "",
+             *call_header()]
     print("\n".join(lines), flush=True)
     cases = [Case("flux", side, b) for side in args.sides for b in args.batch]
     cases += [Case("qwen_image", side, b) for side in args.qwen_sides for b in args.batch]
+    flops: list[str] = []
     for case in cases:
         repeats = min(args.repeats, 3) if case.side >= 8192 else args.repeats
         ms, stock_path = embedder_row(case, repeats, device)
         summary.note(call_summary(case, ms, stock_path, repeats))
         lines.append(call_row(case, ms, stock_path))
         print(lines[-1], flush=True)
+        if not stock_path:
+            flops.append(paper_line(case, paper_flops(case, device)))
         if case.side == 4096 and case.family == "flux":
             peaks = memory_row(case, device)
             for line in memory_summary(case, peaks):
                 summary.note(line)
             run_lines += memory_rows(case, peaks)
+    for line in flops:
+        summary.note(line)
+    lines += ["", *flops] if flops else []
+    print("\n".join(["", *flops]) if flops else "", flush=True)
     return lines
 
 

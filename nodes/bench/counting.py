@@ -3,11 +3,17 @@ first call's arguments, replayed under PyTorch's FLOP counter), each VAE pass's 
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 import torch
 
 from .timing import sync
+
+#: A hook entered around each model call of a route: ``span(route, round)`` (hiflow_rows.hiflow_row).
+Span = Callable[[str, int], AbstractContextManager]
 
 
 def tiny_vae(device: torch.device):
@@ -43,11 +49,13 @@ def attention_of(options: dict | None) -> tuple[bool, object]:
     return plan.spa_on(step), plan.kernel
 
 
-def counting(model, grids: list, seconds: list, device: torch.device, calls: dict, attention: list | None = None):
+def counting(model, grids: list, seconds: list, device: torch.device, calls: dict, attention: list | None = None,
+             span: Callable[[], AbstractContextManager] | None = None):
     """A clone whose every model call files its latent grid and text (rows, cols, batch, text tokens), its wall time
     (``seconds[0]``) and this process's CPU time (``seconds[1]``, a second clock: on the CPU it barely moves with
     other processes' load); ``calls`` keeps the arguments of the first call of each grid (tiny_flops replays them);
-    ``attention`` (when given) gets each call's ``attention_of``, in the order of ``grids``.
+    ``attention`` (when given) gets each call's ``attention_of``, in the order of ``grids``; ``span`` (when given) is
+    entered around the call itself.
     The text is what reaches the model: a wrapper of ``model`` that repeats it (text duplication) runs outside."""
     import comfy.patcher_extension as ext
 
@@ -60,8 +68,9 @@ def counting(model, grids: list, seconds: list, device: torch.device, calls: dic
             attention.append(attention_of(options))
         calls.setdefault(grid, (x, args, kwargs))
         start, start_cpu = time.perf_counter(), time.process_time()
-        out = executor(x, *args, **kwargs)
-        sync(device)
+        with span() if span is not None else contextlib.nullcontext():
+            out = executor(x, *args, **kwargs)
+            sync(device)
         seconds[0] += time.perf_counter() - start
         seconds[1] += time.process_time() - start_cpu
         return out

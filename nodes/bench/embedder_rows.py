@@ -14,8 +14,7 @@ from ..rope_patch.config import PatchConfig
 from ..rope_patch.embedder import ExtrapolatingRopeEmbedder
 from ..rope_patch.schedule import build_call_scope
 from ..rope_patch.scopes import CALL
-from ..rope_patch.token_maps import linear_rows
-from .model import FLUX_AXES, REFINED, THETA, boot
+from .model import FLUX_AXES, PAPER, REFINED, THETA, boot, embedding_model
 from .peak_memory import Peak, allocator_peak_mib, in_child, record_peak_mib, resident_gauge_problem, resident_peak_mib
 from .timing import median_ms
 
@@ -71,9 +70,11 @@ def case_calls(case: Case, device: torch.device) -> tuple[dict[str, Callable[[],
     x = torch.randn((*shape[:2], 1, *shape[2:]) if case.family == "qwen_image" else shape, device=device)
     sigma = torch.full((case.batch,), SIGMA, device=device)
 
+    base_model = embedding_model(case.family, device)
+
     def call(config: PatchConfig) -> Callable[[], torch.Tensor]:
         def run() -> torch.Tensor:  # the whole per-call work of ours: schedule (+ SEGA spectrum) and table
-            scope = build_call_scope(config, adapter, ours, x, sigma)
+            scope = build_call_scope(config, adapter, ours, x, sigma, base_model=base_model)
             with CALL.holding(scope):
                 return ours(ids)
 
@@ -88,7 +89,8 @@ def case_calls(case: Case, device: torch.device) -> tuple[dict[str, Callable[[],
         "ntk": call(dype("ntk")),
         "pi": call(dype("pi")),
         "sega": call(dype("yarn").with_sega(REFINED, 0)),
-        "embed": _embedding_pass(case, x),
+        "paper": call(PatchConfig().with_sega(PAPER, 0)),  # SEGA Attention alone, on its defaults
+        "dype_paper": call(dype("yarn").with_sega(PAPER, 0)),  # DyPE -> SEGA, both on their defaults
         "floor": lambda: torch.empty((case.batch, 1, ids.shape[1], 64, 2, 2), device=device).fill_(1.0),
     }
     return fns, build_call_scope(dype("yarn"), adapter, ours, x, sigma) is None
@@ -101,11 +103,11 @@ def embedder_row(case: Case, repeats: int, device: torch.device) -> tuple[dict[s
         return median_ms(fns, repeats, device), stock_path
 
 
-MEMORY_VARIANTS = ("stock", "yarn", "sega")
+MEMORY_VARIANTS = ("stock", "yarn", "sega", "paper", "dype_paper")
 
 
 def memory_row(case: Case, device: torch.device) -> dict[str, Peak]:
-    """Peak extra memory of one call of stock, yarn and SEGA step, by both gauges (peak_memory.py). On the CPU the
+    """Peak extra memory of one call of stock and each variant of ours (MEMORY_VARIANTS), by both gauges (peak_memory.py). On the CPU the
     second gauge runs in a process of its own (``resident_peaks``)."""
     fns, _ = case_calls(case, device)
     record = {}
@@ -138,14 +140,17 @@ def resident_peaks(payload: dict) -> dict[str, float]:
     return peaks
 
 
-def _embedding_pass(case: Case, x: torch.Tensor) -> Callable[[], torch.Tensor]:
-    """SEGA "paper"'s extra per step: the channel mean of the patch embedding over the latent, through a layer of the
-    production size (Flux.1 / Qwen-Image img_in: Linear 64 -> 3072, ComfyUI's own op class)."""
-    import comfy.ops
+def paper_flops(case: Case, device: torch.device) -> tuple[float, float, float]:
+    """Recipe paper's per-step work in FLOPs, counted twice: one SEGA-paper call under PyTorch's FlopCounterMode (its
+    matrix work is the patch embedding; an FFT and the trig have no FLOP formula there and are below it by orders),
+    and by the formula batch x tokens x 64 x 3072 x 2; beside one FLUX.1-dev model call at the case's size
+    (hiflow_rows.call_flops: 57 blocks, 512 text tokens, times the batch)."""
+    from torch.utils.flop_counter import FlopCounterMode
 
-    layer = comfy.ops.disable_weight_init.Linear(64, 3072, device=x.device)
-    with torch.no_grad():
-        layer.weight.normal_(0.0, 0.02)
-        layer.bias.zero_()
-    frames = x if x.dim() == 5 else x[:, :, None]
-    return lambda: linear_rows(layer, frames, 2, "c ph pw")
+    from .hiflow_rows import call_flops
+
+    fns, _ = case_calls(case, device)
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        fns["paper"]()
+    tokens = case.tokens**2
+    return float(counter.get_total_flops()), case.batch * tokens * 64 * 3072 * 2.0, case.batch * call_flops(tokens)

@@ -17,24 +17,26 @@ attention covers HAP's kept entries only (nodes/hap/masks.py kept_share at the c
 heads, text rows and columns kept). The tiny run gets the group_num that gives its grids the real variant counts;
 its HAP band (31 blocks of 64 tokens either side) keeps (nearly) every tiny token, so HAP's blockwise kernel on the
 CPU computes (nearly) every entry: its times include no saving from HAP.
+HAP's attention is counted two ways (hap_cost.py): over the entries its mask keeps, and over the whole
+128 x 128 tiles FlexAttention computes on a GPU.
 """
 
 from __future__ import annotations
 
-import functools
 import statistics
 import time
 
 import torch
 
 from ...rope.spa import variant_count
-from ..hap.masks import kept_share
-from .counting import counting, counting_vae, tiny_flops, tiny_vae
+from .counting import Span, counting, counting_vae, tiny_flops, tiny_vae
+from .hap_cost import hap_share
 from .model import flux_cond, tiny_flux
+from .model_flops import BLOCKS, WIDTH, flux_dev_call_flops
 from .timing import sync
 from .vae_flops import vae_pass_flops
 
-BLOCKS, WIDTH, HEADS, TEXT_TOKENS = 57, 3072, 24, 512
+TEXT_TOKENS = 512
 REAL_BASE_LATENT = 128  # FLUX.1 at 1024²: 128² latent pixels, 64² tokens
 TRAINED_TOKENS = 64  # FLUX.1's trained grid per side: I-Max's text duplication puts one prompt copy per 64 x 64
 ROUTES = ("one pass", "HiFlow", "I-Max", "HRDiT")
@@ -50,26 +52,18 @@ def call_flops(image_tokens: int, text_tokens: int = TEXT_TOKENS, width: int = W
     return blocks * (24.0 * width**2 * n + attention * 4.0 * width * n**2)
 
 
-def hap_share(kernel, tokens: int, text: int) -> float:
-    """HAP's kept share of the tokens² entries at FLUX.1-dev's 57 layers x 24 heads (the kernel's plan and anchor)."""
-    return _kept_share(kernel.plan, kernel.anchor, tokens, text)
-
-
-@functools.cache
-def _kept_share(plan, anchor: int, tokens: int, text: int) -> float:
-    return kept_share(plan, BLOCKS, HEADS, tokens, text, anchor)
-
-
-def attention_factor(record: tuple[bool, object], tokens: tuple[int, int], text: int, dense_hap: bool = False,
+def attention_factor(record: tuple[bool, object], tokens: tuple[int, int], text: int, hap: str = "entries",
                      group_num: int = GROUP_NUM) -> float:
     """A call's attention term over the dense one: SPA attends once per variant of the call's real token grid with
     the official ``group_num`` (spa_attention.py: q and k rotated per variant, attention per variant, outputs
-    averaged; the projections run once), each over HAP's kept entries (text rows and columns kept, as its mask keeps
-    them); ``dense_hap``: HAP counted as dense attention."""
+    averaged; the projections run once), each over HAP's share (text rows and columns kept, as its mask keeps them).
+    ``hap``: "entries" (the kept entries), "tiles" (the whole 128 x 128 tiles FlexAttention computes, hap_cost.py)
+    or "dense" (HAP counted as dense attention)."""
     spa, kernel = record
     variants = variant_count(tokens[0], tokens[1], group_num) if spa else 1
-    kept = 1.0 if kernel is None or dense_hap else hap_share(kernel, tokens[0] * tokens[1] + text, text)
-    return variants * kept
+    if kernel is None or hap == "dense":
+        return float(variants)
+    return variants * hap_share(kernel.plan, kernel.anchor, tokens[0] * tokens[1] + text, text, hap == "tiles")
 
 
 def _real_vae_flops(passes: list, base: int) -> float:
@@ -89,10 +83,10 @@ def real_tokens(grid: tuple, nominal: list[int], base: int) -> tuple[int, int]:
 
 
 def real_flops(grids: list, nominal: list[int], base: int, duplicated: bool = False, attention: list | None = None,
-               dense_hap: bool = False) -> float:
+               hap: str = "entries") -> float:
     """FLOPs of the calls at FLUX.1-dev's size (real_tokens); ``duplicated``: 512 text tokens per prompt copy
     (I-Max's text duplication at the real grid); ``attention``: each call's (SPA on, attention kernel)
-    (counting.attention_of), its attention term by attention_factor."""
+    (counting.attention_of), its attention term by attention_factor (``hap``: how HAP's share is counted)."""
     total = 0.0
     records = attention if attention is not None else [(False, None)] * len(grids)
     for grid, record in zip(grids, records, strict=True):
@@ -100,18 +94,21 @@ def real_flops(grids: list, nominal: list[int], base: int, duplicated: bool = Fa
         copies = max(1, tokens[0] // TRAINED_TOKENS) * max(1, tokens[1] // TRAINED_TOKENS) if duplicated else 1
         text = TEXT_TOKENS * copies
         total += grid[2] * call_flops(tokens[0] * tokens[1], text,
-                                      attention=attention_factor(record, tokens, text, dense_hap))
+                                      attention=attention_factor(record, tokens, text, hap))
     return total
 
 
 def real_attention(grids: list, attention: list, nominal: list[int], base: int) -> dict:
-    """HRDiT's calls by kind at FLUX.1-dev's size: (token rows, cols, SPA variants, HAP's kept share) -> calls."""
+    """HRDiT's calls by kind at FLUX.1-dev's size: (token rows, cols, SPA variants, HAP's kept share of the entries,
+    of the 128 x 128 tiles) -> calls."""
     kinds: dict = {}
     for grid, (spa, kernel) in zip(grids, attention, strict=True):
         tokens = real_tokens(grid, nominal, base)
         variants = variant_count(tokens[0], tokens[1], GROUP_NUM) if spa else 1
-        kept = 1.0 if kernel is None else hap_share(kernel, tokens[0] * tokens[1] + TEXT_TOKENS, TEXT_TOKENS)
-        key = (*tokens, variants, kept)
+        sequence = tokens[0] * tokens[1] + TEXT_TOKENS
+        kept = (1.0, 1.0) if kernel is None else tuple(
+            hap_share(kernel.plan, kernel.anchor, sequence, TEXT_TOKENS, tiles) for tiles in (False, True))
+        key = (*tokens, variants, *kept)
         kinds[key] = kinds.get(key, 0) + grid[2]
     return kinds
 
@@ -126,10 +123,12 @@ def tiny_group_num(tiny_sides: list[int], real_sides: list[int], group_num: int)
     return group_num
 
 
-def hiflow_row(base_side: int, runs: int, device: torch.device, cfg: float = 1.0) -> dict:
+def hiflow_row(base_side: int, runs: int, device: torch.device, cfg: float = 1.0, span: Span | None = None) -> dict:
     """One pass (30 euler steps at 4x) vs the official HiFlow cascade (30 at 1x, 16 at 2x, 10 at 4x) vs the official
     I-Max cascade (30 at 1x, 30 at 4x from noise) vs the official HRDiT cascade (30 at 1x, 17 at 2x with SPA on the
-    first 3, 10 at 4x, HAP on every stage step), interleaved after one untimed round of each."""
+    first 3, 10 at 4x, HAP on every stage step), interleaved after one untimed round of each. ``span(route, round)``
+    (round -1: the untimed one) is entered around each model call: a second measure's hook (an instruction
+    counter: scripts/instruction_count.py)."""
     import comfy.sample
 
     from ..cascade import HiFlowSettings, HrditSettings, ImaxSettings, run_cascade
@@ -154,12 +153,17 @@ def hiflow_row(base_side: int, runs: int, device: torch.device, cfg: float = 1.0
     passes, in_vae = [], [0.0]
     vae = counting_vae(tiny_vae(device), passes, in_vae, device)
     first_calls = {}
+    state = {"round": -1}
+
+    def spanned(name: str):
+        return None if span is None else (lambda: span(name, state["round"]))
+
     models = {name: counting(model, grids[name], in_model[name], device, first_calls,
-                             attention if name == "HRDiT" else None) for name in ROUTES}
+                             attention if name == "HRDiT" else None, spanned(name)) for name in ROUTES}
     official = settings["I-Max"]
     imax_stage = counting(imax_stage_model(model, cascade_family(model, "bench"), official.ntk_factor[0], True, True,
                                            trained=(base / 2, base / 2)), grids["I-Max"], in_model["I-Max"], device,
-                          first_calls)
+                          first_calls, span=spanned("I-Max"))
 
     def one_pass():
         latent = torch.zeros(1, 16, final, final)
@@ -181,6 +185,7 @@ def hiflow_row(base_side: int, runs: int, device: torch.device, cfg: float = 1.0
     for route in routes.values():  # warm-up round, untimed: first-call work (kernels, plans, allocator) and the
         route()  # first call of each grid, whose arguments tiny_flops replays
     for round_index in range(runs):
+        state["round"] = round_index
         order = list(routes) if round_index % 2 == 0 else list(reversed(routes))
         for name in order:
             grids[name].clear()
@@ -211,10 +216,15 @@ def hiflow_row(base_side: int, runs: int, device: torch.device, cfg: float = 1.0
                                        attention=attention if name == "HRDiT" else None),
                    "vae_flops": _real_vae_flops(vae_passes[name], base)}
             for name, v in times.items()}
-    rows["HRDiT"]["flops_dense_hap"] = real_flops(grids["HRDiT"], nominal["HRDiT"], base, attention=attention,
-                                                  dense_hap=True)
+    for hap in ("tiles", "dense"):
+        rows["HRDiT"][f"flops_{hap}_hap"] = real_flops(grids["HRDiT"], nominal["HRDiT"], base, attention=attention,
+                                                       hap=hap)
     rows["HRDiT"]["spa_calls"] = sum(1 for spa, _ in attention if spa)
     rows["HRDiT"]["hap_calls"] = sum(1 for _, kernel in attention if kernel is not None)
     rows["HRDiT"]["tiny_group_num"] = tiny_groups
+    final_px = final * REAL_BASE_LATENT // base * 8  # 4096
+    rows["one pass"]["call_px"] = final_px
+    rows["one pass"]["call_flops_counted"] = flux_dev_call_flops(final_px)  # the formula's second measure
+    rows["one pass"]["call_flops"] = call_flops((final_px // 16) ** 2)
     rows["HRDiT"]["real_calls"] = real_attention(grids["HRDiT"], attention, nominal["HRDiT"], base)
     return rows

@@ -3,7 +3,7 @@ weights, patched as the nodes patch it, sampled with ComfyUI's sampler."""
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import importlib
 import importlib.util
 import os
@@ -14,11 +14,15 @@ import torch
 from ...rope import PositionSchedule
 from ...spectral import SegaSettings
 from ..rope_patch.clone import patch_model
+from .model_flops import FLUX_DEV, flux_config
 from .sources import PACK_ROOT
 
-#: The SEGA recipe the bench's SEGA rows time (its per-step FFT is the one counted in run_facts.py); "paper"'s extra
-#: embedding pass has its own column.
+#: The SEGA recipes the bench times: "refined" (the latent's FFT; the per-step FFT counted in run_facts.py and the
+#: recipe of the whole-sampling row) and "paper", the SEGA node's default (the spectrum of the model's patch
+#: embedding over the latent: the per-call table times both, and their peak memory).
 REFINED = SegaSettings(recipe="refined")
+PAPER = SegaSettings()
+assert PAPER.recipe == "paper"
 FLUX_AXES, THETA = [16, 56, 56], 10000
 SMALL_BASE_PX = 256  # trained size given to the tiny model of the count and compile checks, sampled at 512²
 
@@ -46,12 +50,10 @@ def tiny_flux(depth: int, single: int, heads: int, device: torch.device):
     import comfy.model_patcher
     import comfy.supported_models
 
-    config = dict(image_model="flux", in_channels=16, out_channels=16, vec_in_dim=32, context_in_dim=32,
-                  hidden_size=128 * heads, mlp_ratio=2.0, num_heads=heads, depth=depth, depth_single_blocks=single,
-                  axes_dim=FLUX_AXES, theta=THETA, patch_size=2, qkv_bias=True, guidance_embed=True)
-    fields = {f.name for f in dataclasses.fields(comfy.ldm.flux.model.FluxParams)}
-    newer = dict(txt_ids_dims=[], vec_in_dim=None, use_x0=False, use_sequential_txt_ids=False, meanflow_sum=False)
-    config.update({k: v for k, v in newer.items() if k in fields and k not in config})
+    config = flux_config(image_model="flux", in_channels=16, out_channels=16, vec_in_dim=32, context_in_dim=32,
+                         hidden_size=128 * heads, mlp_ratio=2.0, num_heads=heads, depth=depth,
+                         depth_single_blocks=single, axes_dim=FLUX_AXES, theta=THETA, patch_size=2, qkv_bias=True,
+                         guidance_embed=True)
     model_config = comfy.supported_models.Flux(config)
     model_config.set_inference_dtype(torch.float32, None)
     model = model_config.get_model({})
@@ -61,6 +63,28 @@ def tiny_flux(depth: int, single: int, heads: int, device: torch.device):
             p.copy_(torch.randn(p.shape, generator=gen) * 0.05)
     model.eval()
     return comfy.model_patcher.ModelPatcher(model, load_device=device, offload_device=device)
+
+
+@functools.cache
+def embedding_model(family: str, device: torch.device):
+    """The family's ComfyUI BaseModel at its production width with no transformer blocks: what recipe paper's
+    spectrum reads (its model_sampling, inference dtype and patch embedding ``img_in``, Linear 64 -> 3072 in Flux.1
+    and Qwen-Image), the embedding's weights random (the rest is never run)."""
+    import comfy.supported_models
+
+    if family == "flux":
+        model_config = comfy.supported_models.Flux(flux_config(**{**FLUX_DEV, "depth": 0, "depth_single_blocks": 0}))
+    elif family == "qwen_image":
+        model_config = comfy.supported_models.QwenImage({"image_model": "qwen_image", "num_layers": 0})
+    else:
+        raise ValueError(f"bench: no embedding model for the family {family!r} (flux, qwen_image)")
+    model_config.set_inference_dtype(torch.float32, None)
+    model = model_config.get_model({}, device=device)
+    layer = model.diffusion_model.img_in
+    with torch.no_grad():
+        layer.weight.normal_(0.0, 0.02, generator=torch.Generator(device=device).manual_seed(0))
+        layer.bias.zero_()
+    return model.eval()
 
 
 def flux_cond(tokens: int, seed: int) -> list:

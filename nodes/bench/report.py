@@ -6,9 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from .embedder_rows import MEMORY_VARIANTS, Case
+from .model_flops import H100_SXM_BF16_DENSE, RTX_4090_BF16_DENSE
 from .peak_memory import Peak
 
 STOCK_PATH = "stock code path"  # at or below the trained size the pack runs ComfyUI's own embedder: no ratio
+#: The per-call variants of ours, as the tables name them: DyPE alone, and SEGA by recipe (never "SEGA" alone: the
+#: recipes cost differently).
+NAMES = {"yarn": "yarn", "sega": "DyPE + SEGA refined", "paper": "SEGA paper", "dype_paper": "DyPE + SEGA paper"}
+TIMED = ("stock", "yarn", "ntk", "pi", "sega", "paper", "dype_paper", "floor")
+RATIOS = ("yarn", "sega", "paper", "dype_paper")  # each over stock
+
+
+def call_header() -> list[str]:
+    names = [NAMES.get(k, k) for k in TIMED]
+    cells = ["case", *names, *(f"{NAMES[k]}/stock" for k in RATIOS), "yarn/floor"]
+    return ["| " + " | ".join(cells) + " |", "|" + "---|" * len(cells)]
 
 
 class Summary:
@@ -28,9 +40,9 @@ def _fmt(value: float) -> str:
 
 
 def call_row(case: Case, ms: dict[str, float], stock_path: bool) -> str:
-    ratios = [STOCK_PATH, STOCK_PATH, "–"] if stock_path else [
-        f"{ms['yarn'] / ms['stock']:.3f}", f"{ms['sega'] / ms['stock']:.3f}", f"{ms['yarn'] / ms['floor']:.2f}"]
-    cells = [case.label] + [_fmt(ms[k]) for k in ("stock", "yarn", "ntk", "pi", "sega", "embed", "floor")] + ratios
+    ratios = [STOCK_PATH] * len(RATIOS) + ["–"] if stock_path else [
+        *(f"{ms[k] / ms['stock']:.3f}" for k in RATIOS), f"{ms['yarn'] / ms['floor']:.2f}"]
+    cells = [case.label] + [_fmt(ms[k]) for k in TIMED] + ratios
     return "| " + " | ".join(cells) + " |"
 
 
@@ -38,20 +50,29 @@ def call_summary(case: Case, ms: dict[str, float], stock_path: bool, repeats: in
     head = f"per-call time, {case.label}"
     if stock_path:
         return f"{head}: {STOCK_PATH} (at or below the trained size ours is stock; stock {_fmt(ms['stock'])} ms)"
-    return (f"{head}: yarn/stock {ms['yarn'] / ms['stock']:.3f}, SEGA step/stock {ms['sega'] / ms['stock']:.3f} "
-            f"(stock {_fmt(ms['stock'])} ms, yarn {_fmt(ms['yarn'])} ms, SEGA step {_fmt(ms['sega'])} ms; medians "
-            f"of {repeats} interleaved rounds)")
+    ratios = ", ".join(f"{NAMES[k]}/stock {ms[k] / ms['stock']:.3f}" for k in RATIOS)
+    times = ", ".join(f"{NAMES.get(k, k)} {_fmt(ms[k])} ms" for k in ("stock", *RATIOS))
+    return f"{head}: {ratios} ({times}; medians of {repeats} interleaved rounds)"
+
+
+def paper_line(case: Case, flops: tuple[float, float, float]) -> str:
+    """Recipe paper's per-step work beside one FLUX.1-dev model call (Flux cases; the FLOPs of embedder_rows)."""
+    counted, formula, model_call = flops
+    head = f"SEGA recipe paper's spectrum, {case.label}: {counted / 1e9:.1f} GFLOP per step counted ({formula / 1e9:.1f} "
+    if case.family != "flux":
+        return head + "by the formula)"
+    return head + (f"by the formula), {counted / model_call:.1e} of one FLUX.1-dev model call at this size "
+                   f"({model_call / 1e12:.0f} TFLOP)")
 
 
 def memory_rows(case: Case, peaks: dict[str, Peak]) -> list[str]:
     """One row per variant of ours: both gauges' MiB for stock and ours, the ratio only when all four agree."""
     stock = peaks["stock"]
-    names = {"yarn": "yarn", "sega": "SEGA step"}
     rows = []
     for key in MEMORY_VARIANTS[1:]:
         ours = peaks[key]
         gauges = f"allocation record / {stock.second_name}"
-        rows.append(f"| peak extra memory of one call, MiB ({gauges}) | {case.label}, {names[key]} | "
+        rows.append(f"| peak extra memory of one call, MiB ({gauges}) | {case.label}, {NAMES[key]} | "
                     f"{_pair(stock)} | {_pair(ours)} | {_memory_ratio(stock, ours)} |")
     return rows
 
@@ -71,23 +92,26 @@ def _memory_ratio(stock: Peak, ours: Peak) -> str:
 def memory_summary(case: Case, peaks: dict[str, Peak]) -> list[str]:
     stock = peaks["stock"]
     lines = []
-    for key, name in (("yarn", "yarn"), ("sega", "SEGA step")):
-        ours = peaks[key]
+    for key in MEMORY_VARIANTS[1:]:
+        ours, name = peaks[key], NAMES[key]
         lines.append(f"peak memory of one call, {case.label}, {name}/stock: {_memory_ratio(stock, ours)} (stock "
                      f"{_pair(stock)} MiB, {name} {_pair(ours)} MiB; allocation record / {stock.second_name})")
     return lines
 
 
 CASCADES = ("HiFlow", "I-Max", "HRDiT")
+#: HRDiT's FLOPs rows beyond the kept entries: HAP as a GPU runs it, and with no pruning at all.
+HAP_ROWS = (("as FlexAttention computes it on a GPU: whole 128x128 tiles", "flops_tiles_hap"),
+            ("counted dense (every entry, as if HAP pruned nothing)", "flops_dense_hap"))
 CPU_HAP = ("on the CPU HAP runs blockwise over its kept keys, but at the tiny model's sizes its band (31 blocks of "
            "64 tokens either side) keeps (nearly) every entry: HRDiT's times here include no saving from HAP")
 
 
 def _hrdit_kinds(route: dict) -> str:
-    """HRDiT's calls at FLUX.1-dev's size by kind: tokens, SPA variants, HAP's kept share."""
+    """HRDiT's calls at FLUX.1-dev's size by kind: tokens, SPA variants, HAP's share of the entries and tiles."""
     parts = []
-    for (rows, cols, variants, kept), calls in sorted(route["real_calls"].items()):
-        what = "dense" if kept == 1.0 else f"HAP keeps {100 * kept:.1f} %"
+    for (rows, cols, variants, kept, tiles), calls in sorted(route["real_calls"].items()):
+        what = "dense" if kept == 1.0 else f"HAP keeps {100 * kept:.1f} % of the entries, {100 * tiles:.1f} % of the tiles"
         spa = f", SPA {variants} attentions a block" if variants > 1 else ""
         parts.append(f"{calls} at {rows * 16}x{cols * 16} ({what}{spa})")
     return "; ".join(parts)
@@ -116,7 +140,6 @@ def hiflow_lines(side: int, runs: int, row: dict, cpu: bool) -> list[str]:
 
     counts = " | ".join(f"{c['calls']} / {c['vae_passes']} | –" for _, c in cascades)
     totals = " | ".join(f"{total(c) / 1e15:.1f} | {total(c) / total(one):.3f}" for _, c in cascades)
-    dense = dict(one, flops_dense_hap=one["flops"])
     return ["", f"HiFlow, I-Max and HRDiT cascades vs one pass ({case}; FLOPs for FLUX.1-dev, 57 blocks, width "
             "3072, 512 text tokens (I-Max: 512 per prompt copy), and its VAE, at 1024² -> 4096²):", "",
             "| measure | one pass | HiFlow | HiFlow/one pass | I-Max | I-Max/one pass | HRDiT | HRDiT/one pass |",
@@ -132,13 +155,26 @@ def hiflow_lines(side: int, runs: int, row: dict, cpu: bool) -> list[str]:
             f"| model calls / VAE passes | {one['calls']} / {one['vae_passes']} | {counts} |",
             line("FLOPs of the model calls at FLUX.1-dev size, PFLOP (HRDiT: HAP's kept entries, SPA's attentions)",
                  "flops", 1e15),
-            f"| the same, HRDiT's HAP counted dense, PFLOP | {one['flops'] / 1e15:.1f} | – | – | – | – | "
-            f"{hrdit['flops_dense_hap'] / 1e15:.1f} | {hrdit['flops_dense_hap'] / dense['flops_dense_hap']:.3f} |",
+            *(f"| the same, HRDiT's HAP {label}, PFLOP | {one['flops'] / 1e15:.1f} | – | – | – | – | "
+              f"{hrdit[key] / 1e15:.1f} | {hrdit[key] / one['flops']:.3f} |" for label, key in HAP_ROWS),
             line("FLOPs of the VAE passes at the FLUX VAE's size, PFLOP", "vae_flops", 1e15, 2),
             f"| FLOPs in all, PFLOP | {total(one) / 1e15:.1f} | {totals} |", "",
             f"HRDiT's model calls at FLUX.1-dev size: {_hrdit_kinds(hrdit)}. The tiny run: SPA with group_num "
             f"{hrdit['tiny_group_num']} (the real run's variants per stage on the tiny grids), {hrdit['spa_calls']} "
-            f"SPA calls, {hrdit['hap_calls']} HAP calls; {CPU_HAP}."]
+            f"SPA calls, {hrdit['hap_calls']} HAP calls; {CPU_HAP}.", "", floor_line(one)]
+
+
+def floor_line(one: dict) -> str:
+    """One FLUX.1-dev call counted twice, and the least time the one pass takes on an H100 (its bf16 dense peak)."""
+    side, calls = one["call_px"], one["calls"]
+    return (f"One pass at FLUX.1-dev size: {calls} calls at {side}x{side}, each {one['call_flops_counted'] / 1e15:.3f} "
+            f"PFLOP counted by PyTorch's FLOP counter on ComfyUI's Flux at FLUX.1-dev's config (meta device), "
+            f"{one['call_flops'] / 1e15:.3f} by the formula of the rows above; at an H100 SXM's bf16 dense peak "
+            f"({H100_SXM_BF16_DENSE / 1e12:.1f} TFLOPS) its {calls} calls take at least "
+            f"{calls * one['call_flops_counted'] / H100_SXM_BF16_DENSE:.0f} s, 28 of them "
+            f"{28 * one['call_flops_counted'] / H100_SXM_BF16_DENSE:.0f} s (an RTX 4090's, "
+            f"{RTX_4090_BF16_DENSE / 1e12:.1f} TFLOPS: {28 * one['call_flops_counted'] / RTX_4090_BF16_DENSE / 60:.0f} "
+            "min).")
 
 
 def hiflow_summary(side: int, runs: int, row: dict, cpu: bool) -> list[str]:
@@ -152,10 +188,11 @@ def hiflow_summary(side: int, runs: int, row: dict, cpu: bool) -> list[str]:
             return cascade[key] / one[key]
 
         second = f" (CPU time {ratio('model_cpu_seconds'):.3f})" if cpu else ""
-        hap = (f", HAP counted dense {cascade['flops_dense_hap'] / one['flops']:.3f}; {CPU_HAP}"
-               if "flops_dense_hap" in cascade else "")
+        hap = (f" (HAP's kept entries), {cascade['flops_tiles_hap'] / one['flops']:.3f} with HAP's whole 128x128 "
+               f"tiles (what FlexAttention computes on a GPU), HAP counted dense "
+               f"{cascade['flops_dense_hap'] / one['flops']:.3f}; {CPU_HAP}" if "flops_dense_hap" in cascade else "")
         lines.append(f"{name} vs one pass, tiny FLUX {side}² -> {side * 4}²: model-call time "
                      f"{ratio('model_seconds'):.3f}{second} beside the tiny model's FLOPs {ratio('tiny_flops'):.3f}; end "
                      f"to end {ratio('seconds'):.3f} (VAE {100 * cascade['vae_seconds'] / cascade['seconds']:.0f} % of "
                      f"the cascade); FLUX.1-dev model FLOPs {ratio('flops'):.3f}{hap} (medians of {runs})")
-    return lines
+    return [*lines, floor_line(one)]
