@@ -141,3 +141,12 @@ def test_one_part_alone_prints_its_figures(tmp_path):
             "SPA with group_num 3 (the real run's variants per stage on the tiny grids), 3 SPA calls, 27 HAP calls"
             in result.stdout)
     assert "| the same, HRDiT's HAP as FlexAttention computes it on a GPU: whole 128x128 tiles, PFLOP |" in result.stdout
+    # the shares the FLUX.1 notes' compute floors take (tests/headless/floors.py): HiFlow's and I-Max's model FLOPs,
+    # HRDiT's as a GPU runs HAP
+    from headless import floors
+
+    rows = {cells[0]: [cell.strip(" |") for cell in cells] for cells in
+            (line.split(" | ") for line in result.stdout.splitlines()) if len(cells) == 8}
+    model = next(cells for label, cells in rows.items() if label.startswith("| FLOPs of the model calls at FLUX.1-dev"))
+    tiles = next(cells for label, cells in rows.items() if "whole 128x128 tiles" in label)
+    assert (float(model[3]), float(model[5]), float(tiles[7])) == tuple(floors.SHARES.values()), (model, tiles)

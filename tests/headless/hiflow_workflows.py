@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import floors
 from .graph import (
     GAP_X,
     LAYOUT_BOTTOM,
@@ -45,14 +46,21 @@ _FILES = """**Model files** (the names ComfyUI's own Flux templates use; the loa
 #: (notes.py, "FLUX.1-dev 4096x4096 DyPE"; tests/test_hiflow_workflows.py checks they agree), plus the ~100 MB of the
 #: step's stored prediction. Time: the cascade's 0.41x of that pass's model FLOPs (BENCHMARKS.md) x its time.
 _VRAM24, _VRAM80 = "≈ 18–22 GB", "≈ 30–40 GB"
-_ESTIMATE = f"""**Memory and time (estimates, not measurements):** the peak is the 4096² stage's step, as one 4096² pass \
+
+
+def _estimate(base_steps: int = floors.BASE_STEPS) -> str:
+    """The memory and time bullets; ``base_steps``: the base pass's steps (from an image: the last ones only)."""
+    floor = floors.floor_line(floors.cascade("HiFlow", base_steps))
+    return f"""**Memory and time (estimates, not measurements):** the peak is the 4096² stage's step, as one 4096² pass \
 (workflow 02) plus ~100 MB; the stored predictions take about 95 MB of system RAM.
 - 24 GB card (RTX 4090): weight_dtype **fp8_e4m3fn** (the file alone is 22 GB); peak {_VRAM24} VRAM, about 10–15 min \
 (0.41x the model FLOPs of one 4096² pass, BENCHMARKS.md).
 - 80 GB card (A100 / H100): peak {_VRAM80} VRAM, about 3–5 min (H100).
+{floor}
 
 **Out of memory?** In this order: weight_dtype **fp8_e4m3fn** on the model loader; VAE Decode (Tiled) tile_size \
 **256**, overlap 32; start ComfyUI with **--lowvram**; a smaller final size: **scales 2, 3** (3072²)."""
+
 _DIFFERS = """**Where this differs, on purpose:**
 {lines}- **VAE Decode (Tiled)**: a plain decode of 4096² needs several GB more VRAM.
 - **Seed fixed**: the same image on every run; change it for another. docs/hiflow.md lists every difference from \
@@ -74,7 +82,7 @@ official code does.
 
 {_DIFFERS.format(lines="")}
 
-{_ESTIMATE}""",
+{_estimate()}""",
     FLUX_HIFLOW_DYPE_SEGA: f"""# FLUX.1-dev · 4096² · HiFlow cascade, DyPE + SEGA stages
 **What it does:** the official cascade, but its 2048² and 4096² stages run the **DyPE Patch Model → SEGA \
 Attention** model (connected to **stage_model**) instead of the official NTK x 10 + proportional attention. This \
@@ -85,7 +93,7 @@ composition is **ours**: no published numbers. The base pass runs the plain mode
 
 {_DIFFERS_STAGES}
 
-{_ESTIMATE}""",
+{_estimate()}""",
     FLUX_IMAGE_HIFLOW: f"""# FLUX.1-dev · image → 4096² · HiFlow cascade
 **What it does:** your image, scaled to 1024² and encoded, goes through a 1024² img2img pass at **denoise 0.6** (the \
 last 18 of 30 steps), whose trajectory the 2048² and 4096² stages then follow. Raise denoise for more change, lower \
@@ -96,7 +104,7 @@ it (not below 16/30 with 16 stage steps) to keep more of the image. Choose your 
 
 {_DIFFERS_IMAGE}
 
-{_ESTIMATE}""",
+{_estimate(18)}""",
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import floors
 from .graph import LOADER_W, OPTIONAL_INPUTS, PACK, SHAPES, Graph, columns
 from .hiflow_workflows import _FILES, _VRAM24, _VRAM80, CASCADE_W, PROMPTS_W, SEGA_DEFAULTS, finish_cascade
 
@@ -43,7 +44,8 @@ FIRST_NUMBER = 36  # after I-Max's 35
 #: HAP's time: fewer attention FLOPs where FlexAttention runs (CUDA), not yet timed on a GPU (docs/hrdit.md); without
 #: triton it takes an exact masked path (the same image), of which no speed is claimed.
 _HAP_TIME = ("HAP is expected to save time on CUDA (fewer attention FLOPs; not yet timed on a GPU); without triton "
-             "(e.g. the Windows portable ComfyUI) it runs on an exact masked path.")
+             "(e.g. the Windows portable ComfyUI) it runs an exact blockwise attention over the kept keys instead.")
+_FLOOR = floors.floor_line(floors.cascade("HRDiT"), "; HAP as FlexAttention computes it")
 #: Nunchaku's FLUX.1 takes no attention override, so SPA and HAP (on in both graphs) are refused on it.
 _NUNCHAKU = "**Nunchaku FLUX:** not for this graph: SPA and HAP are refused on it (its fused attention takes no override)."
 _OOM = """**Out of memory?** In this order: weight_dtype **fp8_e4m3fn** on the model loader; VAE Decode (Tiled) \
@@ -68,6 +70,7 @@ every difference from the official code.
 02).
 - 24 GB card (RTX 4090): weight_dtype **fp8_e4m3fn** (the file alone is 22 GB); peak {_VRAM24} VRAM.
 - 80 GB card (A100 / H100): peak {_VRAM80} VRAM.
+{_FLOOR}
 - Time: HiFlow's cascade (workflow 26) with one more 2048² step, SPA's 3 bundle variants on 3 steps at 2048², and \
 HAP's pruned attention (at 4096² about 10 % of the attention entries) on every stage step. {_HAP_TIME}
 
@@ -98,6 +101,7 @@ HRDiT cascade, workflow 36).
 4096² pass (workflow 02).
 - 24 GB card (RTX 4090): weight_dtype **fp8_e4m3fn** (the file alone is 22 GB); peak {_VRAM24} VRAM.
 - 80 GB card (A100 / H100): peak {_VRAM80} VRAM.
+{_FLOOR}
 - Time: workflow 36's, plus SEGA's FFT and patch embedding on each stage step. {_HAP_TIME}
 
 {_OOM}"""}

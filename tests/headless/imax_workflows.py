@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import floors
 from .graph import LOADER_W, OPTIONAL_INPUTS, PACK, SHAPES, Graph, columns
 from .hiflow_workflows import _FILES, _VRAM24, _VRAM80, CASCADE_H, CASCADE_W, PROMPTS_W, finish_cascade
 from .notes import NUNCHAKU_FLUX
@@ -58,6 +59,7 @@ text stream 16 copies of the prompt (8,192 tokens: 12 % more tokens in that step
 - 24 GB card (RTX 4090): weight_dtype **fp8_e4m3fn** (the file alone is 22 GB); peak {_VRAM24} VRAM, about 30–50 min \
 (1.24x the model FLOPs of one 4096² pass, BENCHMARKS.md).
 - 80 GB card (A100 / H100): peak {_VRAM80} VRAM, about 7–12 min (H100).
+{floors.floor_line(floors.cascade("I-Max"))}
 
 **Out of memory?** In this order: weight_dtype **fp8_e4m3fn** on the model loader; **text_duplication** off (one \
 copy of the prompt: 0.03x over one pass instead of 0.24x); VAE Decode (Tiled) tile_size **256**, overlap 32; start \

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import native_sizes
 
+from . import floors
 from .family_spec import FamilyWorkflow
 
 _FLUX_FILES = """\
@@ -87,6 +88,7 @@ No ModelSamplingFlux: its size-dependent shift is fitted up to 1024² and extrap
 **Memory and time (estimates, not measurements):**
 - 24 GB card (RTX 4090): {vram24}; peak {mem24} VRAM, about {time24}. 32 GB system RAM, 64 GB recommended.
 - 80 GB card (A100 / H100): peak {mem80} VRAM, about {time80}.
+{floors.floor_line(floors.one_pass(*(int(side) for side in size.split("×")), 28))}
 
 {_OOM}
 """
