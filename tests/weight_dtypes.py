@@ -119,3 +119,53 @@ class BlockTables:
 
     def __exit__(self, *exc) -> None:
         self.handle.remove()
+
+
+def _scaled_fp8_state_dict(model) -> dict[str, torch.Tensor]:
+    """``model``'s diffusion-model weights as an fp8_scaled checkpoint stores them (Comfy-Org's ``*_fp8_scaled``
+    files, e.g. flux1-krea-dev_fp8_scaled): every matrix in float8_e4m3fn with one float32 ``scale_weight`` beside
+    it (its absolute maximum over fp8's 448), the rest as it is."""
+    stored = {}
+    for name, value in model.model.diffusion_model.state_dict().items():
+        if name.endswith(".weight") and value.dim() == 2:
+            scale = (value.abs().amax() / torch.finfo(torch.float8_e4m3fn).max).to(torch.float32)
+            stored[name] = (value / scale).to(torch.float8_e4m3fn)
+            stored[name.removesuffix("weight") + "scale_weight"] = scale
+        else:
+            stored[name] = value.clone()
+    return stored
+
+
+def build_scaled_fp8(family: str, seed: int = 0):
+    """(the tiny ``family`` model loaded from an fp8_scaled state dict as the host loads one, computing in bf16; the
+    float32 model holding its dequantized weights). Hosts with ``comfy.utils.convert_old_quants`` (0.30.0 and newer)
+    turn the file into quantized tensors and mixed-precision layers (``comfy/sd.py``
+    ``load_diffusion_model_state_dict``: convert_old_quants, detect_layer_quantization, quant_config); older ones
+    (0.3.75) mark the config ``scaled_fp8`` and build ``comfy.ops.scaled_fp8_ops`` layers."""
+    import comfy.model_patcher
+    import comfy.supported_models
+    import comfy.utils
+
+    source = tiny_models.build(family, seed)
+    raw = _scaled_fp8_state_dict(source)
+    dequantized = {name: value.to(torch.float32) * raw.get(name.removesuffix("weight") + "scale_weight", 1.0)
+                   for name, value in raw.items() if not name.endswith("scale_weight")}
+    stored = dict(raw)
+    class_name, unet_config = tiny_models.host_config(family)
+    config = getattr(comfy.supported_models, class_name)(tiny_models.host_unet_config(unet_config))
+    if hasattr(comfy.utils, "convert_old_quants"):
+        marker = {"scaled_fp8": torch.empty(0, dtype=torch.float8_e4m3fn)}  # what the loader looks for
+        stored, _ = comfy.utils.convert_old_quants({**stored, **marker}, "", metadata={})
+        config.quant_config = comfy.utils.detect_layer_quantization(stored, "")
+    else:
+        config.scaled_fp8 = torch.float8_e4m3fn
+    config.set_inference_dtype(torch.float8_e4m3fn, torch.bfloat16)
+    model = config.get_model(stored, "")
+    model.load_model_weights(stored, "")
+    model.eval()
+    cpu = torch.device("cpu")
+    loaded = sharpen(comfy.model_patcher.ModelPatcher(model, load_device=cpu, offload_device=cpu))
+    with torch.no_grad():
+        for name, parameter in source.model.diffusion_model.state_dict().items():
+            parameter.copy_(dequantized[name])
+    return loaded, sharpen(source)
