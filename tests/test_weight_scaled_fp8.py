@@ -1,8 +1,8 @@
 """fp8_scaled checkpoints (Comfy-Org's ``*_fp8_scaled`` files: workflows 01 and 04 load
 flux1-krea-dev_fp8_scaled.safetensors) as each host loads them (tests/weight_dtypes.py ``build_scaled_fp8``: scaled
 fp8 layers on 0.3.75, quantized tensors and mixed-precision layers on 0.30.0): DyPE, every SEGA recipe (recipe paper
-runs the model's own patch embedding, a scaled fp8 layer here) and DyPE -> SEGA run finite, and within bf16's
-tolerance of the float32 run of the dequantized weights; recipe paper's token map within bf16's rounding of the
+runs the model's own patch embedding, a scaled fp8 layer here), DyPE -> SEGA and the three cascades run finite, and
+within bf16's tolerance of the float32 run of the dequantized weights; recipe paper's token map within bf16's rounding of the
 dequantized model's, where a patch embedding that ignored the scales would be off by orders of magnitude."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import torch
 import weight_dtypes as wd
 from patching import _pack
 from test_weight_dtypes import METHODS, patched, sample
+from test_weight_dtypes_cascades import CASES, cascade, tiny_hap_plan  # noqa: F401 (tiny_hap_plan: a fixture)
 
 pytestmark = pytest.mark.usefixtures("comfy_host")
 
@@ -20,6 +21,9 @@ FAMILIES = ("flux", "qwen_image")
 #: (0.3.75) and 1.29e-2 (0.30.0), Qwen-Image 6.6e-3 and 4.8e-3, every method and stock alike: bf16's rounding, above
 #: the plain bf16 matrix's (tests/weight_dtypes.py) as the scaled weight is rounded to bf16 once more.
 TOLERANCES = {"flux": 2.6e-2, "qwen_image": 1.1e-2}
+#: The cascades' last stage, the same way: FLUX 2.06e-2 (HRDiT, 0.3.75) and 1.67e-2 (0.30.0), Qwen-Image 7.6e-3
+#: (HiFlow) and 5.5e-3 (I-Max).
+CASCADE_TOLERANCES = {"flux": 3.5e-2, "qwen_image": 1.3e-2}
 _CACHE: dict = {}
 
 
@@ -61,6 +65,18 @@ def test_methods_on_an_fp8_scaled_model(family, method, record_property):
     record_property("relative_error", error)
     assert torch.isfinite(out).all()
     assert error <= TOLERANCES[family], f"{family} {method}: {error:.2e}"
+
+
+@pytest.mark.usefixtures("tiny_hap_plan")
+@pytest.mark.parametrize(("family", "kind"), CASES)
+def test_cascades_on_an_fp8_scaled_model(family, kind, record_property):
+    """HiFlow, I-Max and HRDiT (SPA and HAP on, FLUX only) as tests/test_weight_dtypes_cascades.py runs them."""
+    loaded, reference = models(family)
+    want, passes = cascade(reference, family, kind), cascade(loaded, family, kind)
+    error = wd.relative_error(passes[-1], want[-1])
+    record_property("relative_error", error)
+    assert len(passes) == len(want) and all(torch.isfinite(latent).all() for latent in passes)
+    assert error <= CASCADE_TOLERANCES[family], f"{family} {kind}: {error:.2e}"
 
 
 def _token_map_error(family: str) -> float:
