@@ -171,7 +171,8 @@ def timing_figures(side: int, heads: int, runs: int, device: torch.device) -> di
             "wall": {n: statistics.median(t) for n, t in wall.items()},
             "second": {n: statistics.median(t) for n, t in second.items()},
             "work": work_share(tokens, half[0]), "kept": kept_entries(tokens, TEXT, half[0], ANCHOR) / tokens ** 2,
-            "load": os.getloadavg()[0], "threads": torch.get_num_threads()}
+            "load": os.getloadavg()[0], "threads": torch.get_num_threads(),
+            "clock": "CUDA events" if device.type == "cuda" else "CPU time"}
 
 
 def _clocked(fn: Callable[[], object], device: torch.device) -> tuple[float, float]:
